@@ -1,0 +1,152 @@
+// A bounds-checked msgpack pull reader and a writer (msgpack-cxx's packer) with rmp-serde's
+// canonical forms.
+//
+// Why a pull reader rather than msgpack-cxx's object tree: the tree parser allocates every declared
+// array before reading its elements, so a few hostile bytes (nested array32 headers) make it
+// allocate gigabytes. Reading straight into typed values checks every declared length against the
+// bytes that remain, allocates nothing on its own, and leaves tensor bytes in the frame (zero
+// copy). msgpack-cxx stays the oracle for structure in the tests.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "torchbridge/ir/bytes.hpp"
+#include "torchbridge/result.hpp"
+
+namespace tb::ir {
+
+enum class MsgKind : std::uint8_t {
+  kNil,
+  kBool,
+  kUInt,
+  kInt,
+  kFloat,
+  kStr,
+  kBin,
+  kArray,
+  kMap,
+  kExt,
+  kInvalid,
+  kEnd
+};
+
+std::string_view to_string(MsgKind kind) noexcept;
+
+struct DecodeLimits {
+  // Depth of nesting that skip() follows; typed decoding is bounded by the types themselves.
+  std::uint32_t max_depth = 64;
+};
+
+class Reader {
+ public:
+  explicit Reader(const Bytes& buffer, DecodeLimits limits = {});
+
+  // Each returns false after recording an error; once failed, every later call fails too.
+  bool nil();
+  bool try_nil();  // consumes a nil if one is next
+  bool boolean(bool& out);
+  bool u64(std::uint64_t& out);
+  bool i64(std::int64_t& out);
+  bool f64(double& out);
+  bool str(std::string_view& out);
+  bool bin(Bytes& out);  // a view into the frame
+  bool array(std::uint32_t& count);
+  bool array_of(std::uint32_t expected);  // an array of exactly `expected` elements
+  bool map(std::uint32_t& count);
+  bool skip();
+
+  // The raw bytes read since `start` (a position()), as a view into the frame.
+  Bytes slice_from(std::size_t start) const { return buffer_.slice(start, pos_ - start); }
+
+  MsgKind peek() const;
+  bool at_end() const { return pos_ == size_; }
+  std::size_t remaining() const { return size_ - pos_; }
+  std::size_t position() const { return pos_; }
+  bool failed() const { return failed_; }
+
+  // The decode path shown in errors: "Task > RegisterOperation[1] > NumericFloat[1] > AddScalar".
+  void push(const char* name) { path_.push_back({name, -1}); }
+  void push_index(std::int64_t index) { path_.push_back({nullptr, index}); }
+  void pop() { path_.pop_back(); }
+
+  bool fail(std::string message);
+  template <class... Args>
+  bool failf(fmt::format_string<Args...> format, Args&&... args) {
+    return fail(fmt::format(format, std::forward<Args>(args)...));
+  }
+  // Describes what is next, for "expected X, got Y" messages.
+  std::string describe_next() const;
+
+  const Error& error() const { return error_; }
+  Error take_error() { return std::move(error_); }
+
+ private:
+  struct Segment {
+    const char* name;
+    std::int64_t index;
+  };
+  bool need(std::size_t n);
+  bool skip_depth(std::uint32_t depth);
+  bool read_be(std::size_t n, std::uint64_t& out);
+  std::string path_string() const;
+
+  Bytes buffer_;
+  const std::uint8_t* data_;
+  std::size_t size_;
+  std::size_t pos_ = 0;
+  DecodeLimits limits_;
+  std::vector<Segment> path_;
+  bool failed_ = false;
+  Error error_;
+};
+
+// RAII path segment.
+class PathGuard {
+ public:
+  PathGuard(Reader& r, const char* name) : r_(r) { r_.push(name); }
+  PathGuard(Reader& r, std::int64_t index) : r_(r) { r_.push_index(index); }
+  ~PathGuard() { r_.pop(); }
+  PathGuard(const PathGuard&) = delete;
+  PathGuard& operator=(const PathGuard&) = delete;
+
+ private:
+  Reader& r_;
+};
+
+// Appends msgpack in the forms rmp-serde writes: smallest integer encodings (non-negative signed
+// values in the unsigned forms), f64 always as float64, str/bin/array/map with the smallest header.
+class Writer {
+ public:
+  Writer();
+  explicit Writer(std::vector<std::uint8_t>& out);
+  ~Writer();
+  Writer(const Writer&) = delete;
+  Writer& operator=(const Writer&) = delete;
+
+  void nil();
+  void boolean(bool v);
+  void u64(std::uint64_t v);
+  void i64(std::int64_t v);
+  void f64(double v);
+  void str(std::string_view v);
+  void bin(const void* data, std::size_t size);
+  void array(std::uint32_t count);
+  void map(std::uint32_t count);
+  // Bytes already in msgpack form.
+  void raw(const void* data, std::size_t size);
+
+  std::vector<std::uint8_t>& buffer() { return *out_; }
+  std::vector<std::uint8_t> take() { return std::move(*out_); }
+
+  // msgpack-cxx's packer calls this.
+  void write(const char* data, std::size_t size);
+
+ private:
+  std::vector<std::uint8_t> own_;
+  std::vector<std::uint8_t>* out_;
+};
+
+}  // namespace tb::ir

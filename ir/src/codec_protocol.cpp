@@ -1,0 +1,134 @@
+// Codec for the session messages: RemoteMessage, Task, TaskResponse.
+#include "codec_values.hpp"
+#include "torchbridge/ir/codec.hpp"
+
+namespace tb::ir {
+
+namespace {
+
+#define TB_NAME_OF(V, P) #V,
+constexpr std::array<std::string_view, std::variant_size_v<Task> - 1> kTaskNames = {
+    TB_TASKS(TB_NAME_OF)};
+constexpr std::array<std::string_view, std::variant_size_v<TaskResponseContent> - 1>
+    kResponseNames = {TB_RESPONSES(TB_NAME_OF)};
+#undef TB_NAME_OF
+constexpr std::array<std::string_view, 3> kMessageNames = {"Task", "Init", "Close"};
+
+template <class Variant, std::size_t I = 1>
+bool read_alternative(Reader& r, Variant& v, std::size_t index) {
+  if constexpr (I < std::variant_size_v<Variant>) {
+    if (index == I) return read_value(r, v.template emplace<I>());
+    return read_alternative<Variant, I + 1>(r, v, index);
+  } else {
+    return false;
+  }
+}
+
+// Reads `{"Name": payload}` into alternative `index + 1` of a monostate-first variant.
+template <class Variant, class Names>
+bool read_named(Reader& r, Variant& v, const char* enum_name, const Names& names) {
+  std::string_view name;
+  bool has_payload = false;
+  if (!read_enum_head(r, enum_name, name, has_payload)) return false;
+  const int i = find_name(names, name);
+  if (i < 0) return unknown_variant(r, enum_name, name);
+  if (!has_payload) return r.failf("variant {}::{} needs a payload", enum_name, name);
+  PathGuard g(r, names[i].data());
+  return read_alternative(r, v, static_cast<std::size_t>(i) + 1);
+}
+
+template <class Variant, class Names>
+void write_named(Writer& w, const Variant& v, const Names& names) {
+  w.map(1);
+  w.str(names[v.index() - 1]);
+  std::visit(
+      [&](const auto& payload) {
+        if constexpr (!std::is_same_v<std::decay_t<decltype(payload)>, std::monostate>) {
+          write_value(w, payload);
+        }
+      },
+      v);
+}
+
+}  // namespace
+
+std::string_view task_name(const Task& task) {
+  return task.index() == 0 ? std::string_view("(none)") : kTaskNames[task.index() - 1];
+}
+
+std::string_view response_name(const TaskResponseContent& content) {
+  return content.index() == 0 ? std::string_view("(none)") : kResponseNames[content.index() - 1];
+}
+
+bool read_value(Reader& r, Task& v) {
+  return read_named(r, v, "Task", kTaskNames);
+}
+void write_value(Writer& w, const Task& v) {
+  write_named(w, v, kTaskNames);
+}
+
+bool read_value(Reader& r, TaskResponseContent& v) {
+  return read_named(r, v, "TaskResponseContent", kResponseNames);
+}
+void write_value(Writer& w, const TaskResponseContent& v) {
+  write_named(w, v, kResponseNames);
+}
+
+bool read_value(Reader& r, RemoteMessage& v) {
+  std::string_view name;
+  bool has_payload = false;
+  if (!read_enum_head(r, "RemoteMessage", name, has_payload)) return false;
+  const int i = find_name(kMessageNames, name);
+  if (i < 0) return unknown_variant(r, "RemoteMessage", name);
+  if (!has_payload) return r.failf("variant RemoteMessage::{} needs a payload", name);
+  PathGuard g(r, kMessageNames[i].data());
+  switch (i) {
+    case 0:
+      return read_value(r, v.emplace<Task>());
+    case 1:
+      return read_value(r, v.emplace<SessionInit>());
+    default:
+      return read_value(r, v.emplace<SessionId>());
+  }
+}
+
+void write_value(Writer& w, const RemoteMessage& v) {
+  w.map(1);
+  w.str(kMessageNames[v.index()]);
+  std::visit([&](const auto& payload) { write_value(w, payload); }, v);
+}
+
+template <>
+Result<Task> decode<Task>(const Bytes& bytes, DecodeLimits limits) {
+  return decode_impl<Task>(bytes, limits, "Task");
+}
+template <>
+void encode<Task>(Writer& writer, const Task& value) {
+  write_value(writer, value);
+}
+template <>
+Result<RemoteMessage> decode<RemoteMessage>(const Bytes& bytes, DecodeLimits limits) {
+  return decode_impl<RemoteMessage>(bytes, limits, "RemoteMessage");
+}
+template <>
+void encode<RemoteMessage>(Writer& writer, const RemoteMessage& value) {
+  write_value(writer, value);
+}
+template <>
+Result<ClientFrame> decode<ClientFrame>(const Bytes& bytes, DecodeLimits limits) {
+  return decode_impl<ClientFrame>(bytes, limits, "ClientFrame");
+}
+template <>
+void encode<ClientFrame>(Writer& writer, const ClientFrame& value) {
+  write_value(writer, value);
+}
+template <>
+Result<TaskResponse> decode<TaskResponse>(const Bytes& bytes, DecodeLimits limits) {
+  return decode_impl<TaskResponse>(bytes, limits, "TaskResponse");
+}
+template <>
+void encode<TaskResponse>(Writer& writer, const TaskResponse& value) {
+  write_value(writer, value);
+}
+
+}  // namespace tb::ir

@@ -1,0 +1,473 @@
+#include "torchbridge/ir/msgpack_io.hpp"
+
+#include <cstring>
+
+#include <msgpack.hpp>
+
+namespace tb::ir {
+
+std::string_view to_string(MsgKind kind) noexcept {
+  switch (kind) {
+    case MsgKind::kNil:
+      return "nil";
+    case MsgKind::kBool:
+      return "bool";
+    case MsgKind::kUInt:
+      return "unsigned integer";
+    case MsgKind::kInt:
+      return "negative integer";
+    case MsgKind::kFloat:
+      return "float";
+    case MsgKind::kStr:
+      return "string";
+    case MsgKind::kBin:
+      return "binary";
+    case MsgKind::kArray:
+      return "array";
+    case MsgKind::kMap:
+      return "map";
+    case MsgKind::kExt:
+      return "ext";
+    case MsgKind::kInvalid:
+      return "invalid byte";
+    case MsgKind::kEnd:
+      return "end of input";
+  }
+  return "?";
+}
+
+Reader::Reader(const Bytes& buffer, DecodeLimits limits)
+    : buffer_(buffer), data_(buffer.data()), size_(buffer.size()), limits_(limits) {
+  path_.reserve(16);
+}
+
+bool Reader::fail(std::string message) {
+  if (failed_) return false;
+  failed_ = true;
+  error_.code = ErrorCode::kDecode;
+  error_.context = path_string();
+  error_.message = std::move(message);
+  return false;
+}
+
+std::string Reader::path_string() const {
+  std::string out;
+  for (const auto& s : path_) {
+    if (s.name) {
+      if (!out.empty()) out += " > ";
+      out += s.name;
+    } else {
+      out += fmt::format("[{}]", s.index);
+    }
+  }
+  return out;
+}
+
+bool Reader::need(std::size_t n) {
+  if (failed_) return false;
+  if (size_ - pos_ < n) {
+    return failf("truncated input: need {} more byte(s) at offset {}, have {}", n, pos_,
+                 size_ - pos_);
+  }
+  return true;
+}
+
+bool Reader::read_be(std::size_t n, std::uint64_t& out) {
+  if (!need(n)) return false;
+  std::uint64_t v = 0;
+  for (std::size_t i = 0; i < n; ++i) v = (v << 8) | data_[pos_ + i];
+  pos_ += n;
+  out = v;
+  return true;
+}
+
+MsgKind Reader::peek() const {
+  if (pos_ >= size_) return MsgKind::kEnd;
+  const std::uint8_t b = data_[pos_];
+  if (b <= 0x7f) return MsgKind::kUInt;
+  if (b <= 0x8f) return MsgKind::kMap;
+  if (b <= 0x9f) return MsgKind::kArray;
+  if (b <= 0xbf) return MsgKind::kStr;
+  if (b >= 0xe0) return MsgKind::kInt;
+  switch (b) {
+    case 0xc0:
+      return MsgKind::kNil;
+    case 0xc2:
+    case 0xc3:
+      return MsgKind::kBool;
+    case 0xc4:
+    case 0xc5:
+    case 0xc6:
+      return MsgKind::kBin;
+    case 0xc7:
+    case 0xc8:
+    case 0xc9:
+    case 0xd4:
+    case 0xd5:
+    case 0xd6:
+    case 0xd7:
+    case 0xd8:
+      return MsgKind::kExt;
+    case 0xca:
+    case 0xcb:
+      return MsgKind::kFloat;
+    case 0xcc:
+    case 0xcd:
+    case 0xce:
+    case 0xcf:
+      return MsgKind::kUInt;
+    case 0xd0:
+    case 0xd1:
+    case 0xd2:
+    case 0xd3:
+      return MsgKind::kInt;
+    case 0xd9:
+    case 0xda:
+    case 0xdb:
+      return MsgKind::kStr;
+    case 0xdc:
+    case 0xdd:
+      return MsgKind::kArray;
+    case 0xde:
+    case 0xdf:
+      return MsgKind::kMap;
+    default:
+      return MsgKind::kInvalid;
+  }
+}
+
+std::string Reader::describe_next() const {
+  const MsgKind kind = peek();
+  if (kind == MsgKind::kEnd) return "end of input";
+  return fmt::format("{} (byte 0x{:02x} at offset {})", to_string(kind), data_[pos_], pos_);
+}
+
+bool Reader::nil() {
+  if (!need(1)) return false;
+  if (data_[pos_] != 0xc0) return failf("expected nil, got {}", describe_next());
+  ++pos_;
+  return true;
+}
+
+bool Reader::try_nil() {
+  if (!failed_ && pos_ < size_ && data_[pos_] == 0xc0) {
+    ++pos_;
+    return true;
+  }
+  return false;
+}
+
+bool Reader::boolean(bool& out) {
+  if (!need(1)) return false;
+  const std::uint8_t b = data_[pos_];
+  if (b != 0xc2 && b != 0xc3) return failf("expected bool, got {}", describe_next());
+  out = b == 0xc3;
+  ++pos_;
+  return true;
+}
+
+bool Reader::u64(std::uint64_t& out) {
+  if (!need(1)) return false;
+  const std::uint8_t b = data_[pos_];
+  if (b <= 0x7f) {
+    out = b;
+    ++pos_;
+    return true;
+  }
+  if (b >= 0xcc && b <= 0xcf) {
+    ++pos_;
+    return read_be(std::size_t{1} << (b - 0xcc), out);
+  }
+  if (b >= 0xd0 && b <= 0xd3) {
+    std::int64_t v = 0;
+    if (!i64(v)) return false;
+    if (v < 0) return failf("expected unsigned integer, got {}", v);
+    out = static_cast<std::uint64_t>(v);
+    return true;
+  }
+  if (b >= 0xe0) return failf("expected unsigned integer, got {}", static_cast<std::int8_t>(b));
+  return failf("expected unsigned integer, got {}", describe_next());
+}
+
+bool Reader::i64(std::int64_t& out) {
+  if (!need(1)) return false;
+  const std::uint8_t b = data_[pos_];
+  if (b <= 0x7f || b >= 0xe0) {
+    out = static_cast<std::int8_t>(b);
+    if (b <= 0x7f) out = b;
+    ++pos_;
+    return true;
+  }
+  if (b >= 0xcc && b <= 0xcf) {
+    std::uint64_t v = 0;
+    ++pos_;
+    if (!read_be(std::size_t{1} << (b - 0xcc), v)) return false;
+    if (v > static_cast<std::uint64_t>(INT64_MAX)) return failf("integer {} overflows i64", v);
+    out = static_cast<std::int64_t>(v);
+    return true;
+  }
+  if (b >= 0xd0 && b <= 0xd3) {
+    const std::size_t n = std::size_t{1} << (b - 0xd0);
+    std::uint64_t v = 0;
+    ++pos_;
+    if (!read_be(n, v)) return false;
+    switch (n) {
+      case 1:
+        out = static_cast<std::int8_t>(v);
+        break;
+      case 2:
+        out = static_cast<std::int16_t>(v);
+        break;
+      case 4:
+        out = static_cast<std::int32_t>(v);
+        break;
+      default:
+        out = static_cast<std::int64_t>(v);
+        break;
+    }
+    return true;
+  }
+  return failf("expected integer, got {}", describe_next());
+}
+
+bool Reader::f64(double& out) {
+  if (!need(1)) return false;
+  const std::uint8_t b = data_[pos_];
+  if (b == 0xcb) {
+    std::uint64_t bits = 0;
+    ++pos_;
+    if (!read_be(8, bits)) return false;
+    std::memcpy(&out, &bits, 8);
+    return true;
+  }
+  if (b == 0xca) {
+    std::uint64_t bits = 0;
+    ++pos_;
+    if (!read_be(4, bits)) return false;
+    const auto bits32 = static_cast<std::uint32_t>(bits);
+    float f = 0;
+    std::memcpy(&f, &bits32, 4);
+    out = f;
+    return true;
+  }
+  return failf("expected float, got {}", describe_next());
+}
+
+bool Reader::str(std::string_view& out) {
+  if (!need(1)) return false;
+  const std::uint8_t b = data_[pos_];
+  std::uint64_t len = 0;
+  if (b >= 0xa0 && b <= 0xbf) {
+    len = b & 0x1f;
+    ++pos_;
+  } else if (b >= 0xd9 && b <= 0xdb) {
+    ++pos_;
+    if (!read_be(std::size_t{1} << (b - 0xd9), len)) return false;
+  } else {
+    return failf("expected string, got {}", describe_next());
+  }
+  if (!need(len)) return false;
+  out = std::string_view(reinterpret_cast<const char*>(data_ + pos_), len);
+  pos_ += len;
+  return true;
+}
+
+bool Reader::bin(Bytes& out) {
+  if (!need(1)) return false;
+  const std::uint8_t b = data_[pos_];
+  if (b < 0xc4 || b > 0xc6) return failf("expected binary, got {}", describe_next());
+  ++pos_;
+  std::uint64_t len = 0;
+  if (!read_be(std::size_t{1} << (b - 0xc4), len)) return false;
+  if (!need(len)) return false;
+  out = buffer_.slice(pos_, len);
+  pos_ += len;
+  return true;
+}
+
+bool Reader::array(std::uint32_t& count) {
+  if (!need(1)) return false;
+  const std::uint8_t b = data_[pos_];
+  std::uint64_t n = 0;
+  if (b >= 0x90 && b <= 0x9f) {
+    n = b & 0x0f;
+    ++pos_;
+  } else if (b == 0xdc || b == 0xdd) {
+    ++pos_;
+    if (!read_be(b == 0xdc ? 2 : 4, n)) return false;
+  } else {
+    return failf("expected array, got {}", describe_next());
+  }
+  // Every element takes at least one byte: a longer declaration is a lie, refuse it before anyone
+  // sizes a container from it.
+  if (n > remaining()) {
+    return failf("array declares {} elements but only {} byte(s) remain", n, remaining());
+  }
+  count = static_cast<std::uint32_t>(n);
+  return true;
+}
+
+bool Reader::array_of(std::uint32_t expected) {
+  std::uint32_t n = 0;
+  if (!array(n)) return false;
+  if (n != expected) return failf("expected array of {} elements, got {}", expected, n);
+  return true;
+}
+
+bool Reader::map(std::uint32_t& count) {
+  if (!need(1)) return false;
+  const std::uint8_t b = data_[pos_];
+  std::uint64_t n = 0;
+  if (b >= 0x80 && b <= 0x8f) {
+    n = b & 0x0f;
+    ++pos_;
+  } else if (b == 0xde || b == 0xdf) {
+    ++pos_;
+    if (!read_be(b == 0xde ? 2 : 4, n)) return false;
+  } else {
+    return failf("expected map, got {}", describe_next());
+  }
+  if (n * 2 > remaining()) {
+    return failf("map declares {} entries but only {} byte(s) remain", n, remaining());
+  }
+  count = static_cast<std::uint32_t>(n);
+  return true;
+}
+
+bool Reader::skip() {
+  return skip_depth(0);
+}
+
+bool Reader::skip_depth(std::uint32_t depth) {
+  if (depth >= limits_.max_depth) {
+    return failf("nesting deeper than {} levels", limits_.max_depth);
+  }
+  const MsgKind kind = peek();
+  std::uint64_t u = 0;
+  switch (kind) {
+    case MsgKind::kEnd:
+      return need(1);
+    case MsgKind::kNil:
+      ++pos_;
+      return true;
+    case MsgKind::kBool:
+      ++pos_;
+      return true;
+    case MsgKind::kUInt:
+      return u64(u);
+    case MsgKind::kInt: {
+      std::int64_t i = 0;
+      return i64(i);
+    }
+    case MsgKind::kFloat: {
+      double d = 0;
+      return f64(d);
+    }
+    case MsgKind::kStr: {
+      std::string_view s;
+      return str(s);
+    }
+    case MsgKind::kBin: {
+      Bytes b;
+      return bin(b);
+    }
+    case MsgKind::kArray: {
+      std::uint32_t n = 0;
+      if (!array(n)) return false;
+      for (std::uint32_t i = 0; i < n; ++i)
+        if (!skip_depth(depth + 1)) return false;
+      return true;
+    }
+    case MsgKind::kMap: {
+      std::uint32_t n = 0;
+      if (!map(n)) return false;
+      for (std::uint32_t i = 0; i < 2 * n; ++i)
+        if (!skip_depth(depth + 1)) return false;
+      return true;
+    }
+    case MsgKind::kExt: {
+      const std::uint8_t b = data_[pos_++];
+      std::uint64_t len = 0;
+      if (b >= 0xd4 && b <= 0xd8) {
+        len = std::uint64_t{1} << (b - 0xd4);
+      } else if (!read_be(std::size_t{1} << (b - 0xc7), len)) {
+        return false;
+      }
+      if (!need(len + 1)) return false;
+      pos_ += len + 1;
+      return true;
+    }
+    case MsgKind::kInvalid:
+      return failf("invalid msgpack byte 0x{:02x} at offset {}", data_[pos_], pos_);
+  }
+  return false;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+namespace {
+using Packer = msgpack::packer<Writer>;
+}  // namespace
+
+Writer::Writer() : out_(&own_) {}
+Writer::Writer(std::vector<std::uint8_t>& out) : out_(&out) {}
+Writer::~Writer() = default;
+
+void Writer::write(const char* data, std::size_t size) {
+  out_->insert(out_->end(), reinterpret_cast<const std::uint8_t*>(data),
+               reinterpret_cast<const std::uint8_t*>(data) + size);
+}
+
+void Writer::raw(const void* data, std::size_t size) {
+  write(static_cast<const char*>(data), size);
+}
+
+void Writer::nil() {
+  out_->push_back(0xc0);
+}
+void Writer::boolean(bool v) {
+  out_->push_back(v ? 0xc3 : 0xc2);
+}
+void Writer::u64(std::uint64_t v) {
+  if (v < 128) {
+    out_->push_back(static_cast<std::uint8_t>(v));
+    return;
+  }
+  Packer(*this).pack_uint64(v);
+}
+void Writer::i64(std::int64_t v) {
+  if (v >= 0 && v < 128) {
+    out_->push_back(static_cast<std::uint8_t>(v));
+    return;
+  }
+  Packer(*this).pack_int64(v);
+}
+void Writer::f64(double v) {
+  Packer(*this).pack_double(v);
+}
+void Writer::str(std::string_view v) {
+  Packer p(*this);
+  p.pack_str(static_cast<std::uint32_t>(v.size()));
+  p.pack_str_body(v.data(), static_cast<std::uint32_t>(v.size()));
+}
+void Writer::bin(const void* data, std::size_t size) {
+  Packer p(*this);
+  p.pack_bin(static_cast<std::uint32_t>(size));
+  p.pack_bin_body(static_cast<const char*>(data), static_cast<std::uint32_t>(size));
+}
+void Writer::array(std::uint32_t count) {
+  if (count < 16) {
+    out_->push_back(static_cast<std::uint8_t>(0x90 | count));
+    return;
+  }
+  Packer(*this).pack_array(count);
+}
+void Writer::map(std::uint32_t count) {
+  if (count < 16) {
+    out_->push_back(static_cast<std::uint8_t>(0x80 | count));
+    return;
+  }
+  Packer(*this).pack_map(count);
+}
+
+}  // namespace tb::ir
