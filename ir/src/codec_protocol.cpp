@@ -11,6 +11,8 @@ constexpr std::array<std::string_view, std::variant_size_v<Task> - 1> kTaskNames
     TB_TASKS(TB_NAME_OF)};
 constexpr std::array<std::string_view, std::variant_size_v<TaskResponseContent> - 1>
     kResponseNames = {TB_RESPONSES(TB_NAME_OF)};
+constexpr std::array<std::string_view, std::variant_size_v<DataMessage> - 1> kDataNames = {
+    TB_DATA_MESSAGES(TB_NAME_OF)};
 #undef TB_NAME_OF
 constexpr std::array<std::string_view, 3> kMessageNames = {"Task", "Init", "Close"};
 
@@ -74,6 +76,13 @@ void write_value(Writer& w, const TaskResponseContent& v) {
   write_named(w, v, kResponseNames);
 }
 
+bool read_value(Reader& r, DataMessage& v) {
+  return read_named(r, v, "ExternalCommMessage", kDataNames);
+}
+void write_value(Writer& w, const DataMessage& v) {
+  write_named(w, v, kDataNames);
+}
+
 bool read_value(Reader& r, RemoteMessage& v) {
   std::string_view name;
   bool has_payload = false;
@@ -128,6 +137,15 @@ Result<TaskResponse> decode<TaskResponse>(const Bytes& bytes, DecodeLimits limit
 }
 template <>
 void encode<TaskResponse>(Writer& writer, const TaskResponse& value) {
+  write_value(writer, value);
+}
+
+template <>
+Result<DataMessage> decode<DataMessage>(const Bytes& bytes, DecodeLimits limits) {
+  return decode_impl<DataMessage>(bytes, limits, "DataMessage");
+}
+template <>
+void encode<DataMessage>(Writer& writer, const DataMessage& value) {
   write_value(writer, value);
 }
 

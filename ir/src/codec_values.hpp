@@ -103,6 +103,8 @@ bool read_value(Reader& r, TaskResponseContent& v);
 void write_value(Writer& w, const Task& v);
 void write_value(Writer& w, const RemoteMessage& v);
 void write_value(Writer& w, const TaskResponseContent& v);
+bool read_value(Reader& r, DataMessage& v);
+void write_value(Writer& w, const DataMessage& v);
 
 // ---- Enum helpers --------------------------------------------------------------------------
 // Reads the head of an externally tagged enum value: a bare string (a unit variant; has_payload
@@ -179,6 +181,7 @@ struct IsNewtype<SeedTask> : std::true_type {};
   template <>                     \
   struct IsNewtype<P> : std::true_type {};
 TB_RESPONSES(TB_RESPONSE_NEWTYPE)
+TB_DATA_MESSAGES(TB_RESPONSE_NEWTYPE)
 #undef TB_RESPONSE_NEWTYPE
 
 template <class T>

@@ -250,6 +250,20 @@ bool Reader::f64(double& out) {
     out = f;
     return true;
   }
+  // serde's f64 visitor takes integers too (and msgpack-cxx writes integral doubles as integers).
+  const MsgKind kind = peek();
+  if (kind == MsgKind::kUInt) {
+    std::uint64_t u = 0;
+    if (!u64(u)) return false;
+    out = static_cast<double>(u);
+    return true;
+  }
+  if (kind == MsgKind::kInt) {
+    std::int64_t i = 0;
+    if (!i64(i)) return false;
+    out = static_cast<double>(i);
+    return true;
+  }
   return failf("expected float, got {}", describe_next());
 }
 
@@ -442,8 +456,13 @@ void Writer::i64(std::int64_t v) {
   }
   Packer(*this).pack_int64(v);
 }
+// By hand: msgpack-cxx 4 packs integral doubles as integers, rmp-serde always writes float64.
 void Writer::f64(double v) {
-  Packer(*this).pack_double(v);
+  std::uint64_t bits = 0;
+  std::memcpy(&bits, &v, 8);
+  std::uint8_t buf[9] = {0xcb};
+  for (int i = 0; i < 8; ++i) buf[1 + i] = static_cast<std::uint8_t>(bits >> (56 - 8 * i));
+  out_->insert(out_->end(), buf, buf + 9);
 }
 void Writer::str(std::string_view v) {
   Packer p(*this);

@@ -47,7 +47,9 @@ struct Tables {
     for (std::size_t k = 0; k < kOpKindCount; ++k) {
       const RawLeaf& leaf = kRawLeaves[k];
       const auto c = static_cast<std::size_t>(leaf.category);
-      if (count[c] == 0) first[c] = static_cast<std::uint16_t>(k);
+      if (k == 0 || kRawLeaves[k - 1].category != leaf.category) {
+        first[c] = static_cast<std::uint16_t>(k);
+      }
       const std::string cat(enum_name(leaf.category));
       names.push_back(has_inner_enum(leaf.category) ? cat + "." + leaf.variant : cat);
     }

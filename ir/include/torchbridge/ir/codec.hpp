@@ -5,7 +5,8 @@
 // encode<T> writes the canonical form Burn itself writes.
 //
 // Instantiated for: OperationIr, DType, TensorIr, TensorData, DeviceSettings, QuantScheme,
-// GraphBindings, Task, RemoteMessage, ClientFrame, TaskResponse, DataMessage.
+// GraphBindings, SessionInit, SessionInfo, ScalarIr, StreamId, TensorId, Slice, Task,
+// RemoteMessage, ClientFrame, TaskResponse, DataMessage.
 #pragma once
 
 #include <cstdint>

@@ -175,4 +175,15 @@ std::string_view response_name(const TaskResponseContent& content);
 // A server frame on `/session`: one bare TaskResponse.
 TB_STRUCT(TaskResponse, (TaskResponseContent, content), (RequestId, id));
 
+// ---- The `/data` route (burn-communication src/external_comm.rs ExternalCommMessage). -------
+// A downloading host sends TensorRequest(transfer id); the exposing host answers Tensor(data).
+TB_STRUCT(TensorRequestMessage, (std::uint64_t, transfer_id));
+TB_STRUCT(TensorMessage, (TensorData, data));
+// clang-format off
+#define TB_DATA_MESSAGES(X) X(TensorRequest, TensorRequestMessage) X(Tensor, TensorMessage)
+// clang-format on
+#define TB_DATA_ALT(V, P) , P
+using DataMessage = std::variant<std::monostate TB_DATA_MESSAGES(TB_DATA_ALT)>;
+#undef TB_DATA_ALT
+
 }  // namespace tb::ir
