@@ -258,7 +258,7 @@ pub fn base_ops(g: &mut G, k: K) -> Vec<(Option<String>, BaseOperationIr)> {
                 Slice { start: -1, end: None, step: -1 },
                 Slice { start: 0, end: Some(-1), step: 1 },
             ],
-            out: g.out(&[3, 6, 3], d),
+            out: g.out(&[3, 1, 3], d),
         }),
     ));
     let d = g.dt(k);

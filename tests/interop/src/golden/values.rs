@@ -332,10 +332,41 @@ pub fn capability() -> TransferCapability {
     TransferCapability(c)
 }
 
+/// Concrete ids bound by the graph frames (`Task.RegisterAndExecuteGraph`, `Task.ExecuteGraph`).
+pub const GRAPH_X1: u64 = 0x1_0000_0040;
+pub const GRAPH_X2: u64 = 0x1_0000_0099;
+pub const GRAPH_Y: u64 = 0x8000_0000_0000_0123;
+pub const GRAPH_OUT1: u64 = 77;
+pub const GRAPH_OUT2: u64 = 0xFFFF_FFFF_0000_0001;
+
+/// Slice ranges of the first graph run: rows `0..2`, columns reversed (`[0, None, -1]`).
+pub fn graph_ranges_1() -> Vec<Slice> {
+    vec![Slice { start: 0, end: Some(2), step: 1 }, Slice { start: 0, end: None, step: -1 }]
+}
+
+/// Slice ranges of the replay: rows `2..4`, columns `-8..` (all eight).
+pub fn graph_ranges_2() -> Vec<Slice> {
+    vec![Slice { start: 2, end: Some(4), step: 1 }, Slice { start: -8, end: None, step: 1 }]
+}
+
+pub fn graph_scalars_1() -> Vec<ScalarIr> {
+    vec![ScalarIr::Float(0.5), ScalarIr::Float(-3.25)]
+}
+
+pub fn graph_scalars_2() -> Vec<ScalarIr> {
+    vec![ScalarIr::Float(2.0), ScalarIr::Float(0.0)]
+}
+
+/// Ids used by `Batch/3ops-read`: `sum(relu(a * b))`, read back with request id 12.
+pub const BATCH_A: u64 = 0x1_0000_0A01;
+pub const BATCH_B: u64 = 0x8000_0000_0000_0A02;
+pub const BATCH_OUT: u64 = 0xA05;
+
 /// A relative graph as burn-fusion's relativization produces it (relative tensor ids in first-use
 /// order, shapes holding relative dim ids with id 0 = the dim value 1, scalars replaced by
 /// `ScalarIr::UInt(placeholder)`, slice ranges replaced by `Slice { start: placeholder, end: None,
-/// step: 1 }`). Concretely: `y + reshape(slice(exp(x * a))[0..2, ::-1] + b, [4, 4])`.
+/// step: 1 }`). Concretely: `y + reshape(exp(x * a)[ranges] + b, [4, 4])` with x `[4, 8]`,
+/// y `[1, 4]` and the slice `[2, 8]`.
 pub fn relative_graph() -> Vec<OperationIr> {
     use TensorStatus::*;
     let f = DType::F32;
@@ -405,13 +436,13 @@ pub fn frames() -> Vec<(String, Vec<RemoteMessage>)> {
 
     let bindings = GraphBindings {
         tensors: vec![
-            (TensorId::new(0), TensorId::new(0x1_0000_0040)),
-            (TensorId::new(6), TensorId::new(0x8000_0000_0000_0123)),
-            (TensorId::new(7), TensorId::new(77)),
+            (TensorId::new(0), TensorId::new(GRAPH_X1)),
+            (TensorId::new(6), TensorId::new(GRAPH_Y)),
+            (TensorId::new(7), TensorId::new(GRAPH_OUT1)),
         ],
         shapes: vec![1, 4, 8, 2],
-        scalars: vec![ScalarIr::Float(0.5), ScalarIr::Float(-3.25)],
-        ranges: vec![Slice { start: 0, end: Some(2), step: 1 }, Slice { start: -1, end: None, step: -1 }],
+        scalars: graph_scalars_1(),
+        ranges: graph_ranges_1(),
     };
     v.push((
         "Task.RegisterAndExecuteGraph".into(),
@@ -419,13 +450,13 @@ pub fn frames() -> Vec<(String, Vec<RemoteMessage>)> {
     ));
     let bindings = GraphBindings {
         tensors: vec![
-            (TensorId::new(0), TensorId::new(0x1_0000_0099)),
-            (TensorId::new(6), TensorId::new(0x8000_0000_0000_0123)),
-            (TensorId::new(7), TensorId::new(0xFFFF_FFFF_0000_0001)),
+            (TensorId::new(0), TensorId::new(GRAPH_X2)),
+            (TensorId::new(6), TensorId::new(GRAPH_Y)),
+            (TensorId::new(7), TensorId::new(GRAPH_OUT2)),
         ],
         shapes: vec![1, 4, 8, 2],
-        scalars: vec![ScalarIr::Float(2.0), ScalarIr::Float(0.0)],
-        ranges: vec![Slice { start: 2, end: Some(4), step: 1 }, Slice { start: 0, end: Some(-1), step: 2 }],
+        scalars: graph_scalars_2(),
+        ranges: graph_ranges_2(),
     };
     v.push(("Task.ExecuteGraph".into(), vec![msg(Task::ExecuteGraph { stream_id: sid(2), graph_id: GraphId(1), bindings })]));
     let bindings = GraphBindings { tensors: vec![], shapes: vec![1], scalars: vec![], ranges: vec![] };
@@ -448,7 +479,7 @@ pub fn frames() -> Vec<(String, Vec<RemoteMessage>)> {
     ));
     v.push((
         "Task.RegisterAlias".into(),
-        vec![msg(Task::RegisterAlias { stream_id: sid(3), new_id: TensorId::new(0x8000_0000_0000_0009), src_id: TensorId::new(3) })],
+        vec![msg(Task::RegisterAlias { stream_id: sid(1), new_id: TensorId::new(0x8000_0000_0000_0009), src_id: TensorId::new(0x1_0000_0003) })],
     ));
     v.push((
         "Task.RegisterTensorRemote".into(),
@@ -504,15 +535,15 @@ pub fn frames() -> Vec<(String, Vec<RemoteMessage>)> {
 
     // Multi-message batches.
     let f = DType::F32;
-    let a = g.inp(&[4], f);
-    let b = g.inp(&[4], f);
-    let c = g.out(&[4], f);
-    let mut c_ro = c.clone();
-    c_ro.status = TensorStatus::ReadOnly;
-    let e = g.out(&[4], f);
+    let a = rt(BATCH_A, &[4], TensorStatus::ReadOnly, f);
+    let b = rt(BATCH_B, &[4], TensorStatus::ReadWrite, f);
+    let c = rt(0xA03, &[4], TensorStatus::NotInit, f);
+    let mut c_rw = c.clone();
+    c_rw.status = TensorStatus::ReadWrite;
+    let e = rt(0x1_0000_0A04, &[4], TensorStatus::NotInit, f);
     let mut e_rw = e.clone();
     e_rw.status = TensorStatus::ReadWrite;
-    let o = g.out(&[1], f);
+    let o = rt(BATCH_OUT, &[1], TensorStatus::NotInit, f);
     let mut o_ro = o.clone();
     o_ro.status = TensorStatus::ReadOnly;
     v.push((
@@ -521,7 +552,7 @@ pub fn frames() -> Vec<(String, Vec<RemoteMessage>)> {
             msg(Task::RegisterOperation(sid(1), OperationIr::NumericFloat(f, NumericOperationIr::Mul(BinaryOpIr { lhs: a, rhs: b, out: c })))),
             msg(Task::RegisterOperation(
                 sid(1),
-                OperationIr::Activation(ActivationOperationIr::Relu(UnaryOpIr { input: c_ro, out: e })),
+                OperationIr::Activation(ActivationOperationIr::Relu(UnaryOpIr { input: c_rw, out: e })),
             )),
             msg(Task::RegisterOperation(sid(1), OperationIr::NumericFloat(f, NumericOperationIr::Sum(ReduceOpIr { input: e_rw, out: o })))),
             msg(Task::ReadTensor(12, sid(1), o_ro)),
