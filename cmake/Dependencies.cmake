@@ -11,10 +11,11 @@ if(NOT TARGET tb_torch)
   add_library(tb_torch INTERFACE)
   target_include_directories(tb_torch SYSTEM INTERFACE ${TORCH_INCLUDE_DIRS})
   target_link_libraries(tb_torch INTERFACE ${TORCH_LIBRARIES})
-  # TORCH_CXX_FLAGS carries -D_GLIBCXX_USE_CXX11_ABI for PyTorch's pre-built wheels.
-  separate_arguments(_tb_torch_flags UNIX_COMMAND "${TORCH_CXX_FLAGS}")
-  target_compile_options(tb_torch INTERFACE ${_tb_torch_flags})
 endif()
+# TORCH_CXX_FLAGS carries -D_GLIBCXX_USE_CXX11_ABI for PyTorch's pre-built wheels: every target
+# must agree on it, or std::string crosses library boundaries with two layouts.
+separate_arguments(_tb_torch_flags UNIX_COMMAND "${TORCH_CXX_FLAGS}")
+add_compile_options(${_tb_torch_flags})
 
 if(TB_BUILD_TESTS)
   find_package(GTest REQUIRED)

@@ -58,3 +58,73 @@ TEST(OperationTables, PayloadTypesFollowTheTables) {
 
 }  // namespace
 }  // namespace tb::ir
+
+#include "torchbridge/ir/visit.hpp"
+
+namespace tb::ir {
+namespace {
+
+struct Collect : ConstOpVisitor {
+  std::vector<std::pair<std::uint64_t, bool>> tensors;
+  int scalars = 0;
+  int ranges = 0;
+  void tensor(const TensorIr& t, bool is_output) override {
+    tensors.emplace_back(t.id.value, is_output);
+  }
+  void scalar(const ScalarIr&) override { ++scalars; }
+  void range(const Slice&) override { ++ranges; }
+};
+
+TensorIr t(std::uint64_t id) {
+  return TensorIr{TensorId{id}, Shape{{1}}, TensorStatus::ReadOnly, {}};
+}
+
+TEST(Visit, FindsTensorsInOptionalsVectorsAndNestedStructs) {
+  DeformConv2dBackwardOpIr p;
+  p.x = t(1), p.offset = t(2), p.weight = t(3), p.mask = t(4), p.out_grad = t(6);
+  p.input_grad = t(7), p.offset_grad = t(8), p.weight_grad = t(9), p.mask_grad = t(10);
+  Collect c;
+  visit(make_op<OpKind::Module_DeformableConv2dBackward>(p), c);
+  const std::vector<std::pair<std::uint64_t, bool>> expected = {{1, false}, {2, false}, {3, false},
+                                                                {4, false}, {6, false}, {7, true},
+                                                                {8, true},  {9, true},  {10, true}};
+  EXPECT_EQ(c.tensors, expected);
+
+  CustomOpIr custom{"m", {t(1), t(2)}, {t(3)}, {ScalarIr::f(1), ScalarIr::u(0)}};
+  Collect cc;
+  visit(make_op<OpKind::Custom_Op>(custom), cc);
+  EXPECT_EQ(cc.tensors.size(), 3u);
+  EXPECT_TRUE(cc.tensors[2].second);
+  EXPECT_EQ(cc.scalars, 2);
+
+  QuantizeOpIr q{t(1), QuantizationParametersIr{t(2), t(3)}, default_quant_scheme(), t(4)};
+  Collect qc;
+  visit(make_op<OpKind::Float_Quantize>(q, DTypeKind::F32), qc);
+  EXPECT_EQ(qc.tensors.size(), 4u);
+
+  SliceAssignOpIr s{t(1), {Slice{0, 2, 1}, Slice{1, std::nullopt, 1}}, t(2), t(3)};
+  Collect sc;
+  visit(make_op<OpKind::BaseFloat_SliceAssign>(s), sc);
+  EXPECT_EQ(sc.ranges, 2);
+
+  PadOpIr pad{t(1), t(2), {{1, 1}}, PadModeIr{PadModeKind::Constant, ScalarIr::f(0)}};
+  Collect pc;
+  visit(make_op<OpKind::NumericFloat_Pad>(pad, DTypeKind::F32), pc);
+  EXPECT_EQ(pc.scalars, 1);
+
+  Collect dc;
+  visit(make_op<OpKind::Drop_Op>(t(5)), dc);
+  ASSERT_EQ(dc.tensors.size(), 1u);
+  EXPECT_FALSE(dc.tensors[0].second);
+}
+
+}  // namespace
+}  // namespace tb::ir
+
+namespace tb::ir {
+namespace {
+static_assert(leaf_of(OpCategory::BaseInt, BaseOp::Reshape) == OpKind::BaseInt_Reshape);
+static_assert(leaf_of(OpCategory::NumericInt, NumericOp::Pad) == OpKind::NumericInt_Pad);
+static_assert(leaf_of(OpCategory::Activation, ActivationOp::Softmin) == OpKind::Activation_Softmin);
+}  // namespace
+}  // namespace tb::ir

@@ -66,6 +66,22 @@ inline constexpr std::size_t kOpKindCount = 0
 #undef TB_LEAF_COUNT
     ;
 
+// The category of every leaf, and the first leaf of a category, at compile time.
+#define TB_LEAF_CATEGORY(Cat, V, P) OpCategory::Cat,
+inline constexpr OpCategory kLeafCategories[] = {TB_OP_LEAVES(TB_LEAF_CATEGORY)};
+#undef TB_LEAF_CATEGORY
+constexpr OpKind first_kind_of(OpCategory c) {
+  for (std::size_t k = 0; k < kOpKindCount; ++k)
+    if (kLeafCategories[k] == c) return static_cast<OpKind>(k);
+  return static_cast<OpKind>(kOpKindCount);
+}
+// The leaf of an inner-enum variant under a category: leaf_of(OpCategory::BaseInt, BaseOp::Cat).
+template <class Inner>
+constexpr OpKind leaf_of(OpCategory c, Inner variant) {
+  return static_cast<OpKind>(static_cast<std::size_t>(first_kind_of(c)) +
+                             static_cast<std::size_t>(variant));
+}
+
 // ---- The payload variant: every distinct payload type once, in first-use order. -------------
 namespace detail {
 template <class... Ts>

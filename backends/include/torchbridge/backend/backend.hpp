@@ -1,0 +1,82 @@
+// The backend interface the host runs sessions on: our BackendIr.
+//
+// A Backend is one device a host serves (device index = its position). An Executor is one
+// session's state on that device: its tensor handles, its error record, its RNG. The bridge
+// sees only this interface, so a session can run against LibTorch or a fake alike.
+//
+// Handles follow Burn's TensorStatus rules (burn-ir src/handle.rs): outputs arrive NotInit; an
+// input marked ReadWrite is the client's last reference and is freed after the op; Drop frees;
+// Init after a register is a no-op. Unlike Burn's reference server, a failing op never ends the
+// session: its outputs are poisoned with the error, the error is recorded, and the next read of a
+// poisoned tensor, or the next sync, reports it.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "torchbridge/ir/protocol.hpp"
+#include "torchbridge/result.hpp"
+
+namespace tb::backend {
+
+// A device-resident tensor handed from one session to another on the same host (same-host
+// transfers). Opaque to the bridge; only the backend that made it can register it.
+class Transferable {
+ public:
+  virtual ~Transferable() = default;
+  virtual const ir::DType& dtype() const = 0;
+  virtual std::uint64_t bytes() const = 0;
+};
+
+struct ExecutorStats {
+  std::uint64_t live_tensors = 0;
+  std::uint64_t live_bytes = 0;
+  std::uint64_t ops = 0;
+  std::uint64_t failed_ops = 0;
+};
+
+class Executor {
+ public:
+  virtual ~Executor() = default;
+
+  virtual Status register_tensor(ir::TensorId id, const ir::TensorData& data) = 0;
+  // `new_id` becomes a second handle on `src`'s tensor.
+  virtual Status register_alias(ir::TensorId new_id, ir::TensorId src) = 0;
+  // The tensor in the dtype and shape `tensor` declares, honouring its status (ReadWrite frees).
+  virtual Result<ir::TensorData> read_tensor(const ir::TensorIr& tensor) = 0;
+  // Runs one op. A failure poisons the op's outputs and is recorded for the next sync; the
+  // returned Status is for logging and metrics only.
+  virtual Status execute(const ir::OperationIr& op) = 0;
+  // Waits for queued device work; reports (and clears) the errors recorded since the last sync.
+  virtual Status sync() = 0;
+  virtual ir::DTypeUsageSet dtype_usage(const ir::DType& dtype) = 0;
+  virtual void seed(std::uint64_t seed) = 0;
+
+  // Same-host transfers: take the tensor out (honouring its status) / register one taken from
+  // another executor of the same backend family, moving it onto this executor's device.
+  virtual Result<std::shared_ptr<const Transferable>> take_for_transfer(
+      const ir::TensorIr& tensor) = 0;
+  virtual Status register_transferred(ir::TensorId id, const Transferable& tensor) = 0;
+
+  // Profiling windows: wall-clock time between two device syncs, keyed by token.
+  virtual Result<std::optional<ir::ProfileToken>> profile_start() = 0;
+  virtual Result<std::optional<ir::Duration>> profile_end(const ir::ProfileToken& token,
+                                                          const ir::ProfileOptions& options) = 0;
+  virtual void profile_abandon(const ir::ProfileToken& token) = 0;
+
+  virtual ExecutorStats stats() const = 0;
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  // "cpu", "cuda:0".
+  virtual std::string device_name() const = 0;
+  // The defaults announced in the handshake (float/int/bool dtypes, quantization).
+  virtual ir::DeviceSettings settings() const = 0;
+  virtual std::unique_ptr<Executor> new_executor() = 0;
+};
+
+}  // namespace tb::backend

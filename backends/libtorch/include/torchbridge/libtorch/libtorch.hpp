@@ -1,0 +1,63 @@
+// The LibTorch backend: Burn's IR lowered to ATen, on CPU and, where LibTorch has it, CUDA.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <shared_mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include <ATen/ATen.h>
+
+#include "torchbridge/backend/backend.hpp"
+
+namespace tb::backend::libtorch {
+
+// What a custom-op handler receives: the op as the client declared it, its input tensors in order
+// (on the session's device, in their storage dtype) and the device.
+struct CustomOpCall {
+  const ir::CustomOpIr& op;
+  std::vector<at::Tensor> inputs;
+  at::Device device;
+};
+
+// Returns one tensor per declared output, in order. The host checks them against the declared
+// shapes and dtypes; an error (or an exception) poisons the outputs, never the session.
+using CustomOpHandler = std::function<Result<std::vector<at::Tensor>>(const CustomOpCall&)>;
+
+// Custom ops by id (`OperationIr::Custom`), shared read-only by every session of a host.
+class CustomOpRegistry {
+ public:
+  // Replaces any handler under `id`.
+  void add(const std::string& id, CustomOpHandler handler);
+  // nullptr when none is registered.
+  std::shared_ptr<const CustomOpHandler> find(const std::string& id) const;
+  std::vector<std::string> ids() const;
+
+ private:
+  mutable std::shared_mutex mutex_;
+  std::unordered_map<std::string, std::shared_ptr<const CustomOpHandler>> handlers_;
+};
+
+struct BackendOptions {
+  // "cpu", "cuda", "cuda:N".
+  std::string device = "cpu";
+  std::shared_ptr<CustomOpRegistry> custom_ops;
+};
+
+Result<std::unique_ptr<Backend>> make_backend(const BackendOptions& options);
+
+// The LibTorch build we run on.
+std::string torch_version();
+bool cuda_available();
+int cuda_device_count();
+
+// Whether a leaf is lowered, and why not when it is not; from the lowering tables.
+struct LoweringStatus {
+  bool lowered = false;
+  std::string note;
+};
+LoweringStatus lowering_status(ir::OpKind kind);
+
+}  // namespace tb::backend::libtorch

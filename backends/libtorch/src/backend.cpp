@@ -1,0 +1,105 @@
+#include <ATen/Parallel.h>
+#include <ATen/detail/CUDAHooksInterface.h>
+#include <fmt/format.h>
+
+#include "executor.hpp"
+#include "torchbridge/libtorch/libtorch.hpp"
+
+#if __has_include(<torch/version.h>)
+#include <torch/version.h>
+#endif
+
+namespace tb::backend::libtorch {
+
+void CustomOpRegistry::add(const std::string& id, CustomOpHandler handler) {
+  std::unique_lock lock(mutex_);
+  handlers_[id] = std::make_shared<const CustomOpHandler>(std::move(handler));
+}
+
+std::shared_ptr<const CustomOpHandler> CustomOpRegistry::find(const std::string& id) const {
+  std::shared_lock lock(mutex_);
+  const auto it = handlers_.find(id);
+  return it == handlers_.end() ? nullptr : it->second;
+}
+
+std::vector<std::string> CustomOpRegistry::ids() const {
+  std::shared_lock lock(mutex_);
+  std::vector<std::string> out;
+  for (const auto& [id, h] : handlers_) out.push_back(id);
+  return out;
+}
+
+std::string torch_version() {
+#ifdef TORCH_VERSION
+  return TORCH_VERSION;
+#else
+  return "unknown";
+#endif
+}
+
+bool cuda_available() {
+  return at::detail::getCUDAHooks().hasCUDA();
+}
+
+int cuda_device_count() {
+  return cuda_available() ? at::detail::getCUDAHooks().getNumGPUs() : 0;
+}
+
+namespace {
+
+class LibTorchBackend final : public Backend {
+ public:
+  LibTorchBackend(at::Device device, std::shared_ptr<CustomOpRegistry> custom_ops)
+      : device_(device), custom_ops_(std::move(custom_ops)) {}
+
+  std::string device_name() const override { return device_.str(); }
+
+  // Burn's own LibTorch backend (burn-tch) announces the same defaults.
+  ir::DeviceSettings settings() const override {
+    ir::DeviceSettings s;
+    s.float_dtype = ir::FloatDType::F32;
+    s.int_dtype = ir::IntDType::I64;
+    s.bool_dtype = ir::BoolStore::Native;
+    s.quantization = ir::QuantConfig{ir::default_quant_scheme(), ir::QuantPropagation::Inhibit};
+    return s;
+  }
+
+  std::unique_ptr<Executor> new_executor() override {
+    return std::make_unique<LibTorchExecutor>(device_, custom_ops_);
+  }
+
+ private:
+  at::Device device_;
+  std::shared_ptr<CustomOpRegistry> custom_ops_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<Backend>> make_backend(const BackendOptions& options) {
+  c10::optional<at::Device> device;
+  try {
+    device = at::Device(options.device);
+  } catch (const std::exception& e) {
+    return make_error(ErrorCode::kInvalidArgument, "invalid device \"{}\": expected cpu or cuda:N",
+                      options.device);
+  }
+  if (device->is_cuda()) {
+    if (!cuda_available()) {
+      return make_error(ErrorCode::kUnsupported,
+                        "device {}: this LibTorch build ({}) has no CUDA, or no GPU is visible",
+                        options.device, torch_version());
+    }
+    if (!device->has_index()) device = at::Device(at::kCUDA, 0);
+    if (device->index() >= cuda_device_count()) {
+      return make_error(ErrorCode::kInvalidArgument, "device {}: only {} CUDA device(s) visible",
+                        options.device, cuda_device_count());
+    }
+  } else if (!device->is_cpu()) {
+    return make_error(ErrorCode::kUnsupported, "device {}: only cpu and cuda:N are served",
+                      options.device);
+  }
+  auto registry = options.custom_ops ? options.custom_ops : std::make_shared<CustomOpRegistry>();
+  return std::unique_ptr<Backend>(std::make_unique<LibTorchBackend>(*device, std::move(registry)));
+}
+
+}  // namespace tb::backend::libtorch

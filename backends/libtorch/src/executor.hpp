@@ -1,0 +1,82 @@
+// One session's tensors on one LibTorch device.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <unordered_map>
+#include <vector>
+
+#include <ATen/ATen.h>
+
+#include "torchbridge/backend/backend.hpp"
+#include "torchbridge/libtorch/libtorch.hpp"
+
+namespace tb::backend::libtorch {
+
+// A tensor parked for a same-host transfer.
+class TorchTransferable final : public Transferable {
+ public:
+  TorchTransferable(at::Tensor tensor, ir::DType dtype)
+      : tensor_(std::move(tensor)), dtype_(dtype) {}
+  const ir::DType& dtype() const override { return dtype_; }
+  std::uint64_t bytes() const override {
+    return static_cast<std::uint64_t>(tensor_.numel()) * tensor_.element_size();
+  }
+  const at::Tensor& tensor() const { return tensor_; }
+
+ private:
+  at::Tensor tensor_;
+  ir::DType dtype_;
+};
+
+class LibTorchExecutor final : public Executor {
+ public:
+  LibTorchExecutor(at::Device device, std::shared_ptr<const CustomOpRegistry> custom_ops);
+  ~LibTorchExecutor() override;
+
+  Status register_tensor(ir::TensorId id, const ir::TensorData& data) override;
+  Status register_alias(ir::TensorId new_id, ir::TensorId src) override;
+  Result<ir::TensorData> read_tensor(const ir::TensorIr& tensor) override;
+  Status execute(const ir::OperationIr& op) override;
+  Status sync() override;
+  ir::DTypeUsageSet dtype_usage(const ir::DType& dtype) override;
+  void seed(std::uint64_t seed) override;
+  Result<std::shared_ptr<const Transferable>> take_for_transfer(
+      const ir::TensorIr& tensor) override;
+  Status register_transferred(ir::TensorId id, const Transferable& tensor) override;
+  Result<std::optional<ir::ProfileToken>> profile_start() override;
+  Result<std::optional<ir::Duration>> profile_end(const ir::ProfileToken& token,
+                                                  const ir::ProfileOptions& options) override;
+  void profile_abandon(const ir::ProfileToken& token) override;
+  ExecutorStats stats() const override;
+
+  // For tests: the stored tensor under an id (undefined when absent or poisoned).
+  at::Tensor stored(std::uint64_t id) const;
+
+ private:
+  struct Handle {
+    at::Tensor tensor;
+    std::shared_ptr<const Error> error;  // set: the tensor is poisoned
+  };
+  class Context;
+
+  // The handle of an input, or the error explaining why there is none.
+  Result<const Handle*> lookup(const ir::TensorIr& tensor) const;
+  void poison(std::uint64_t id, const std::shared_ptr<const Error>& error);
+  void record(const Error& error);
+  void device_sync();
+
+  at::Device device_;
+  std::shared_ptr<const CustomOpRegistry> custom_ops_;
+  at::Generator generator_;
+  std::unordered_map<std::uint64_t, Handle> handles_;
+  // Errors since the last sync: the first few verbatim, then a count.
+  std::vector<Error> errors_;
+  std::uint64_t error_count_ = 0;
+  std::unordered_map<std::uint64_t, std::chrono::steady_clock::time_point> windows_;
+  std::uint64_t next_window_ = 1;
+  ExecutorStats stats_;
+};
+
+}  // namespace tb::backend::libtorch

@@ -1,0 +1,46 @@
+// Init, Drop, Custom and Distributed. Init and Drop are handled by the executor itself (they touch
+// only the handle table); Custom dispatches to the host's registry.
+#include "lowering.hpp"
+
+namespace tb::backend::libtorch {
+
+namespace {
+
+Status lower_custom(OpContext& ctx, const ir::CustomOpIr& op) {
+  const auto handler = ctx.custom_ops() ? ctx.custom_ops()->find(op.id) : nullptr;
+  if (!handler) return ctx.invalid("no custom op \"{}\" is registered on this host", op.id);
+  CustomOpCall call{op, ctx.in(op.inputs), ctx.device()};
+  auto result = (*handler)(call);
+  if (!result) return with_context(result.error(), fmt::format("custom op \"{}\"", op.id));
+  auto& outputs = result.value();
+  if (outputs.size() != op.outputs.size()) {
+    return ctx.invalid("custom op \"{}\" returned {} output(s), the op declares {}", op.id,
+                       outputs.size(), op.outputs.size());
+  }
+  for (std::size_t i = 0; i < outputs.size(); ++i) {
+    const auto& declared = op.outputs[i];
+    const auto& value = outputs[i];
+    if (!value.defined()) return ctx.invalid("custom op \"{}\" output {} is undefined", op.id, i);
+    if (!same_shape(value.sizes(), declared.shape.dims)) {
+      return ctx.invalid("custom op \"{}\" output {} has shape {}, the op declares [{}]", op.id, i,
+                         shape_string(value.sizes()), fmt::join(declared.shape.dims, ", "));
+    }
+    if (value.scalar_type() != storage_type(declared.dtype)) {
+      return ctx.invalid("custom op \"{}\" output {} has dtype {}, the op declares {}", op.id, i,
+                         c10::toString(value.scalar_type()), declared.dtype.name());
+    }
+    TB_TRY(ctx.out(declared, value));
+  }
+  return ok();
+}
+
+}  // namespace
+
+void register_misc_ops(LoweringTable& t) {
+  // Handled before dispatch by the executor; registered so the tables show them lowered.
+  t.on<ir::OpKind::Init_Op>([](OpContext&, const ir::InitOperationIr&) { return ok(); });
+  t.on<ir::OpKind::Drop_Op>([](OpContext&, const ir::TensorIr&) { return ok(); });
+  t.on<ir::OpKind::Custom_Op>(lower_custom);
+}
+
+}  // namespace tb::backend::libtorch

@@ -1,0 +1,88 @@
+#include "torchbridge/ir/visit.hpp"
+
+#include <cstring>
+
+namespace tb::ir {
+
+namespace {
+
+bool is_output_field(const char* name) {
+  static constexpr const char* kOutputs[] = {"out",        "out_indices", "outputs",
+                                             "input_grad", "offset_grad", "weight_grad",
+                                             "mask_grad",  "bias_grad"};
+  for (const char* o : kOutputs)
+    if (std::strcmp(name, o) == 0) return true;
+  return false;
+}
+
+template <class V, class T>
+void walk(V& v, T& value, bool is_output);
+template <class V, class T>
+void walk(V& v, std::vector<T>& values, bool is_output);
+template <class V, class T>
+void walk(V& v, const std::vector<T>& values, bool is_output);
+template <class V, class T>
+void walk(V& v, std::optional<T>& value, bool is_output);
+template <class V, class T>
+void walk(V& v, const std::optional<T>& value, bool is_output);
+
+template <class V, class T>
+void walk(V& v, T& value, bool is_output) {
+  using U = std::remove_const_t<T>;
+  if constexpr (std::is_same_v<U, TensorIr>) {
+    v.tensor(value, is_output);
+  } else if constexpr (std::is_same_v<U, ScalarIr>) {
+    v.scalar(value);
+  } else if constexpr (std::is_same_v<U, Slice>) {
+    v.range(value);
+  } else if constexpr (std::is_same_v<U, PadModeIr>) {
+    if (value.kind == PadModeKind::Constant) v.scalar(value.value);
+  } else if constexpr (kHasFieldList<U>) {
+    FieldList<U>::visit(value, [&](const char* name, auto& field) {
+      walk(v, field, is_output || is_output_field(name));
+      return true;
+    });
+  }
+}
+
+template <class V, class T>
+void walk(V& v, std::vector<T>& values, bool is_output) {
+  for (auto& e : values) walk(v, e, is_output);
+}
+template <class V, class T>
+void walk(V& v, const std::vector<T>& values, bool is_output) {
+  for (const auto& e : values) walk(v, e, is_output);
+}
+template <class V, class T>
+void walk(V& v, std::optional<T>& value, bool is_output) {
+  if (value) walk(v, *value, is_output);
+}
+template <class V, class T>
+void walk(V& v, const std::optional<T>& value, bool is_output) {
+  if (value) walk(v, *value, is_output);
+}
+
+template <class V, class Op>
+void visit_impl(Op& op, V& v) {
+  std::visit(
+      [&](auto& payload) {
+        using P = std::decay_t<decltype(payload)>;
+        if constexpr (std::is_same_v<P, TensorIr>) {
+          v.tensor(payload, false);  // Drop
+        } else if constexpr (!std::is_same_v<P, UnitPayload>) {
+          walk(v, payload, false);
+        }
+      },
+      op.payload);
+}
+
+}  // namespace
+
+void visit(OperationIr& op, OpVisitor& visitor) {
+  visit_impl(op, visitor);
+}
+void visit(const OperationIr& op, ConstOpVisitor& visitor) {
+  visit_impl(op, visitor);
+}
+
+}  // namespace tb::ir
