@@ -1,0 +1,222 @@
+#include "../../../backends/libtorch/src/executor.hpp"
+
+#include <gmock/gmock.h>
+
+#include "backends/libtorch/op_test_util.hpp"
+
+namespace tb::test {
+namespace {
+
+using ::testing::HasSubstr;
+
+class Executor : public OpTest {};
+
+TEST_F(Executor, EveryDTypeRoundTripsExactlyThroughRegisterAndRead) {
+  const std::vector<std::pair<DType, std::vector<double>>> cases = {
+      {DTypeKind::F64, {1.5, -2.25, 1e300}},
+      {DTypeKind::F32, {1.5, -2.25, 3e38}},
+      {DTypeKind::Flex32, {0.5, -1, 7}},
+      {DTypeKind::F16, {0.5, -1, 65504}},
+      {DTypeKind::BF16, {0.5, -1, 3.0e38}},
+      {DTypeKind::I64, {-9007199254740992.0, 0, 9007199254740992.0}},
+      {DTypeKind::I32, {-2147483648.0, 0, 2147483647}},
+      {DTypeKind::I16, {-32768, 0, 32767}},
+      {DTypeKind::I8, {-128, 0, 127}},
+      {DTypeKind::U64, {0, 1, 18446744073709549568.0}},
+      {DTypeKind::U32, {0, 1, 4294967295.0}},
+      {DTypeKind::U16, {0, 1, 65535}},
+      {DTypeKind::U8, {0, 1, 255}},
+      {DType::boolean(BoolStore::Native), {1, 0, 1}},
+      {DType::boolean(BoolStore::U8), {0, 1, 1}},
+      {DType::boolean(BoolStore::U32), {1, 1, 0}},
+  };
+  std::uint64_t id = 1;
+  for (const auto& [dtype, values] : cases) {
+    const auto t = tir(id++, {3}, dtype);
+    const auto data = make_data({3}, dtype, values);
+    ASSERT_TRUE(exec->register_tensor(t.id, data)) << dtype.name();
+    auto back = exec->read_tensor(t);
+    ASSERT_TRUE(back) << dtype.name() << ": " << back.error().what();
+    EXPECT_EQ(back.value(), data) << dtype.name();
+  }
+}
+
+TEST_F(Executor, EmptyAndRankZeroTensors) {
+  const auto empty = tir(1, {0, 3});
+  put(empty, {});
+  EXPECT_TRUE(get(empty).empty());
+  const auto scalar = tir(2, {}, DTypeKind::I64);
+  put(scalar, {42});
+  EXPECT_EQ(get(scalar), std::vector<double>{42});
+}
+
+TEST_F(Executor, ReadWriteReadConsumesTheHandle) {
+  const auto t = tir(1, {2});
+  put(t, {1, 2});
+  EXPECT_EQ(get(rw(t)), (std::vector<double>{1, 2}));
+  auto again = exec->read_tensor(t);
+  ASSERT_FALSE(again);
+  EXPECT_THAT(again.error().what(), HasSubstr("tensor #1 is unknown"));
+  EXPECT_EQ(exec->stats().live_tensors, 0u);
+}
+
+TEST_F(Executor, ReadingInAnotherShapeIsAnError) {
+  const auto t = tir(1, {2, 2});
+  put(t, {1, 2, 3, 4});
+  auto r = exec->read_tensor(tir(1, {4}));
+  ASSERT_FALSE(r);
+  EXPECT_THAT(r.error().what(), HasSubstr("has shape [2, 2], read as [4]"));
+}
+
+TEST_F(Executor, RegisteringDataOfTheWrongLengthPoisonsTheId) {
+  TensorData bad{Bytes::copy_of("abc", 3), {2}, DTypeKind::F32};
+  EXPECT_FALSE(exec->register_tensor(TensorId{7}, bad));
+  auto r = exec->read_tensor(tir(7, {2}));
+  ASSERT_FALSE(r);
+  EXPECT_THAT(r.error().what(), HasSubstr("needs 8 bytes, got 3"));
+  auto s = exec->sync();
+  ASSERT_FALSE(s);
+  EXPECT_THAT(s.error().what(), HasSubstr("RegisterTensor #7"));
+  EXPECT_TRUE(exec->sync()) << "sync reports each error once";
+}
+
+TEST_F(Executor, AliasSharesTheTensor) {
+  const auto t = tir(1, {2});
+  put(t, {3, 4});
+  ASSERT_TRUE(exec->register_alias(TensorId{2}, TensorId{1}));
+  EXPECT_EQ(get(rw(t)), (std::vector<double>{3, 4}));
+  EXPECT_EQ(get(tir(2, {2})), (std::vector<double>{3, 4}));
+  EXPECT_FALSE(exec->register_alias(TensorId{3}, TensorId{99}));
+}
+
+TEST_F(Executor, AnUnloweredLeafIsAClearErrorNamingTheOp) {
+  // An op whose input is unknown fails, poisons its output, and leaves the session usable.
+  const auto a = tir(1, {2});
+  auto op = make_op<OpKind::Custom_Op>(CustomOpIr{"nope", {tir(99, {2})}, {out(2, {2})}, {}});
+  EXPECT_THAT(run_error(op), HasSubstr("Custom: tensor #99 is unknown"));
+  auto r = exec->read_tensor(tir(2, {2}));
+  ASSERT_FALSE(r);
+  EXPECT_THAT(r.error().what(), HasSubstr("tensor #2 holds no value because an earlier operation "
+                                          "failed: Custom: tensor #99 is unknown"));
+  put(a, {1, 2});
+  EXPECT_EQ(get(a), (std::vector<double>{1, 2}));
+  auto s = exec->sync();
+  ASSERT_FALSE(s);
+  EXPECT_THAT(s.error().what(), HasSubstr("Custom: tensor #99 is unknown"));
+}
+
+TEST_F(Executor, SyncSummarisesManyFailures) {
+  for (std::uint64_t i = 0; i < 20; ++i) {
+    run_error(make_op<OpKind::Custom_Op>(CustomOpIr{"nope", {}, {out(100 + i, {1})}, {}}));
+  }
+  auto s = exec->sync();
+  ASSERT_FALSE(s);
+  EXPECT_THAT(s.error().what(), HasSubstr("20 operations failed since the last sync; the first: "
+                                          "Custom: no custom op \"nope\" is registered"));
+}
+
+TEST_F(Executor, DTypeUsageCoversEveryPlainDType) {
+  for (std::size_t k = 0; k < EnumNames<DTypeKind>::kNames.size(); ++k) {
+    DType d(static_cast<DTypeKind>(k));
+    if (d.is_quantized()) continue;
+    EXPECT_EQ(exec->dtype_usage(d).bits & (kUsageStorage | kUsageArithmetic),
+              kUsageStorage | kUsageArithmetic)
+        << d.name();
+  }
+}
+
+TEST_F(Executor, ProfilingWindowsMeasureWallTime) {
+  auto token = exec->profile_start();
+  ASSERT_TRUE(token && token.value());
+  auto d = exec->profile_end(*token.value(), ProfileOptions{true});
+  ASSERT_TRUE(d && d.value());
+  EXPECT_LT(d.value()->secs, 5u);
+  EXPECT_FALSE(exec->profile_end(*token.value(), ProfileOptions{}));
+}
+
+TEST_F(Executor, SameHostTransferMovesTheTensor) {
+  const auto t = tir(1, {2}, DTypeKind::U32);
+  put(t, {7, 4294967295.0});
+  auto moved = exec->take_for_transfer(rw(t));
+  ASSERT_TRUE(moved);
+  EXPECT_EQ(exec->stats().live_tensors, 0u);
+  auto other = backend_->new_executor();
+  ASSERT_TRUE(other->register_transferred(TensorId{5}, *moved.value()));
+  auto data = other->read_tensor(tir(5, {2}, DTypeKind::U32));
+  ASSERT_TRUE(data);
+  EXPECT_EQ(values_of(data.value()), (std::vector<double>{7, 4294967295.0}));
+}
+
+// ---- The misc leaves: Init, Drop, Custom -------------------------------------------------------
+
+TEST_F(Executor, SeedMakesRandomReproducible) {
+  exec->seed(7);
+  exec->seed(7);
+  SUCCEED();
+}
+
+class Init_Op : public OpTest {};
+TEST_F(Init_Op, IsANoOpAfterRegister) {
+  const auto t = tir(1, {2});
+  put(t, {1, 2});
+  run(make_op<OpKind::Init_Op>(InitOperationIr{t}));
+  EXPECT_EQ(get(t), (std::vector<double>{1, 2}));
+}
+
+class Drop_Op : public OpTest {};
+TEST_F(Drop_Op, FreesTheHandleAndToleratesUnknownIds) {
+  const auto t = tir(1, {2});
+  put(t, {1, 2});
+  run(make_op<OpKind::Drop_Op>(rw(t)));
+  EXPECT_EQ(exec->stats().live_tensors, 0u);
+  run(make_op<OpKind::Drop_Op>(rw(t)));
+}
+
+class Custom_Op : public OpTest {
+ protected:
+  Custom_Op() {
+    registry->add(
+        "scale",
+        [](const backend::libtorch::CustomOpCall& call) -> Result<std::vector<at::Tensor>> {
+          const double factor = call.op.scalars.at(0).as_double();
+          return std::vector<at::Tensor>{call.inputs.at(0) * factor, call.inputs.at(1) + 1};
+        });
+  }
+};
+
+TEST_F(Custom_Op, DispatchesToTheRegistry) {
+  const auto a = tir(1, {2});
+  const auto b = tir(2, {1}, DTypeKind::I64);
+  put(a, {1, 2});
+  put(b, {5});
+  run(make_op<OpKind::Custom_Op>(CustomOpIr{
+      "scale", {a, rw(b)}, {out(3, {2}), out(4, {1}, DTypeKind::I64)}, {ScalarIr::f(2.5)}}));
+  EXPECT_EQ(get(tir(3, {2})), (std::vector<double>{2.5, 5}));
+  EXPECT_EQ(get(tir(4, {1}, DTypeKind::I64)), (std::vector<double>{6}));
+  EXPECT_EQ(exec->stats().live_tensors, 3u) << "the ReadWrite input was freed";
+}
+
+TEST_F(Custom_Op, MismatchesAreClearErrors) {
+  const auto a = tir(1, {2});
+  const auto b = tir(2, {1}, DTypeKind::I64);
+  put(a, {1, 2});
+  put(b, {5});
+  EXPECT_THAT(run_error(make_op<OpKind::Custom_Op>(CustomOpIr{
+                  "scale", {a, b}, {out(3, {3}), out(4, {1}, DTypeKind::I64)}, {ScalarIr::f(1)}})),
+              HasSubstr("custom op \"scale\" output 0 has shape [2], the op declares [3]"));
+  EXPECT_THAT(run_error(make_op<OpKind::Custom_Op>(CustomOpIr{
+                  "scale", {a, b}, {out(3, {2}), out(4, {1}, DTypeKind::I32)}, {ScalarIr::f(1)}})),
+              HasSubstr("output 1 has dtype Long, the op declares i32"));
+  EXPECT_THAT(run_error(make_op<OpKind::Custom_Op>(
+                  CustomOpIr{"scale", {a, b}, {out(3, {2})}, {ScalarIr::f(1)}})),
+              HasSubstr("returned 2 output(s), the op declares 1"));
+  EXPECT_THAT(run_error(make_op<OpKind::Custom_Op>(CustomOpIr{"missing", {a}, {out(3, {2})}, {}})),
+              HasSubstr("no custom op \"missing\" is registered on this host"));
+  // An exception inside the handler (here: scalars.at(0) on an empty list) is caught too.
+  EXPECT_THAT(run_error(make_op<OpKind::Custom_Op>(
+                  CustomOpIr{"scale", {a, b}, {out(3, {2}), out(4, {1}, DTypeKind::I64)}, {}})),
+              HasSubstr("Custom:"));
+}
+
+}  // namespace
+}  // namespace tb::test
