@@ -54,6 +54,7 @@ const LoweringTable& lowering_table() {
     LoweringTable t;
     register_base_ops(t);
     register_numeric_ops(t);
+    register_reduce_ops(t);
     register_float_ops(t);
     register_int_bool_ops(t);
     register_activation_ops(t);
