@@ -126,16 +126,16 @@ class LoweringTable {
 
 const LoweringTable& lowering_table();
 
-// One per family file.
-void register_base_ops(LoweringTable& t);     // lower_base.cpp: BaseOperationIr
-void register_numeric_ops(LoweringTable& t);  // lower_numeric.cpp: NumericOperationIr
-void register_float_ops(LoweringTable& t);    // lower_float.cpp: FloatOperationIr
-void register_int_bool_ops(
-    LoweringTable& t);  // lower_int_bool.cpp: IntOperationIr, BoolOperationIr
-void register_activation_ops(LoweringTable& t);  // lower_activation.cpp: ActivationOperationIr
-void register_conv_ops(LoweringTable& t);    // lower_conv.cpp: Module conv / deform / transposed
-void register_module_ops(LoweringTable& t);  // lower_module.cpp: the other Module ops
-void register_quant_ops(LoweringTable& t);   // lower_quant.cpp: Quantize, Dequantize
-void register_misc_ops(LoweringTable& t);    // lower_misc.cpp: Init, Drop, Custom, Distributed
+// One per family file (lower_<family>.cpp).
+void register_base_ops(LoweringTable& t);        // BaseOperationIr
+void register_numeric_ops(LoweringTable& t);     // NumericOperationIr: element-wise, clamp, pad...
+void register_reduce_ops(LoweringTable& t);      // NumericOperationIr: reductions, arg*, sort, cum*
+void register_float_ops(LoweringTable& t);       // FloatOperationIr
+void register_int_bool_ops(LoweringTable& t);    // IntOperationIr, BoolOperationIr
+void register_activation_ops(LoweringTable& t);  // ActivationOperationIr
+void register_conv_ops(LoweringTable& t);        // Module: conv, deformable, transposed
+void register_module_ops(LoweringTable& t);      // Module: the rest
+void register_quant_ops(LoweringTable& t);       // Float: Quantize, Dequantize
+void register_misc_ops(LoweringTable& t);        // Init, Drop, Custom, Distributed
 
 }  // namespace tb::backend::libtorch
