@@ -207,6 +207,12 @@ Status LibTorchExecutor::sync() {
   return Error{first.code, std::move(message), {}};
 }
 
+void LibTorchExecutor::fail(const Error& error, const std::vector<ir::TensorId>& poisoned) {
+  auto shared = std::make_shared<const Error>(error);
+  for (const auto& id : poisoned) poison(id.value, shared);
+  record(error);
+}
+
 ir::DTypeUsageSet LibTorchExecutor::dtype_usage(const ir::DType& dtype) {
   using ir::DTypeKind;
   const std::uint8_t general = ir::kUsageStorage | ir::kUsageArithmetic;

@@ -40,6 +40,7 @@ class LibTorchExecutor final : public Executor {
   Result<ir::TensorData> read_tensor(const ir::TensorIr& tensor) override;
   Status execute(const ir::OperationIr& op) override;
   Status sync() override;
+  void fail(const Error& error, const std::vector<ir::TensorId>& poisoned) override;
   ir::DTypeUsageSet dtype_usage(const ir::DType& dtype) override;
   void seed(std::uint64_t seed) override;
   Result<std::shared_ptr<const Transferable>> take_for_transfer(

@@ -15,6 +15,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "torchbridge/ir/protocol.hpp"
 #include "torchbridge/result.hpp"
@@ -51,6 +52,9 @@ class Executor {
   virtual Status execute(const ir::OperationIr& op) = 0;
   // Waits for queued device work; reports (and clears) the errors recorded since the last sync.
   virtual Status sync() = 0;
+  // Records an error found outside an op (an unknown graph, a failed transfer) for the next sync;
+  // the listed tensor ids now hold that error (reading them reports it).
+  virtual void fail(const Error& error, const std::vector<ir::TensorId>& poisoned) = 0;
   virtual ir::DTypeUsageSet dtype_usage(const ir::DType& dtype) = 0;
   virtual void seed(std::uint64_t seed) = 0;
 

@@ -1,0 +1,82 @@
+// The remote host: serves Burn's websocket protocol (`/session`, `/data`) on one or more devices,
+// plus `GET /healthz` and `GET /metrics` on the same port.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "torchbridge/backend/backend.hpp"
+#include "torchbridge/result.hpp"
+
+namespace tb::bridge {
+
+struct Limits {
+  // One websocket message either way; Burn's own client and server use 1 GiB.
+  std::uint64_t max_message_bytes = std::uint64_t{1} << 30;
+  // Live tensor bytes one session may hold (0: unlimited).
+  std::uint64_t max_session_bytes = 0;
+  // Concurrent sessions (further handshakes are refused with a log line).
+  std::uint32_t max_sessions = 256;
+  // Cached graphs per session (RegisterAndExecuteGraph beyond this evicts the oldest).
+  std::uint32_t max_graphs_per_session = 4096;
+  // Bytes of received, not yet executed tasks per session before the host stops reading that
+  // socket (back-pressure; never an error).
+  std::uint64_t max_queued_bytes = std::uint64_t{512} << 20;
+};
+
+struct HostOptions {
+  std::string host = "127.0.0.1";
+  std::uint16_t port = 3000;  // 0: any free port (see Host::port)
+  int io_threads = 2;
+  Limits limits;
+  // Shared secret the handshake's authorization bytes (or an `Authorization: Bearer` header on the
+  // upgrade request) must carry; none: every client is served.
+  std::optional<std::string> auth_token;
+  // How long a session waits for the other side of a transfer before failing it.
+  std::chrono::milliseconds transfer_timeout{60000};
+};
+
+struct HostMetrics {
+  std::uint64_t sessions_open = 0;
+  std::uint64_t sessions_total = 0;
+  std::uint64_t sessions_refused = 0;
+  std::uint64_t live_tensors = 0;
+  std::uint64_t live_bytes = 0;
+  std::uint64_t tasks = 0;
+  std::uint64_t failed_ops = 0;
+  std::uint64_t frames_rejected = 0;
+  std::uint64_t bytes_in = 0;
+  std::uint64_t bytes_out = 0;
+  std::vector<std::pair<std::string, std::uint64_t>> ops_by_category;
+};
+
+class Host {
+ public:
+  // One backend per device index, in order.
+  Host(HostOptions options, std::vector<std::shared_ptr<backend::Backend>> devices);
+  ~Host();
+  Host(const Host&) = delete;
+  Host& operator=(const Host&) = delete;
+
+  // Binds and starts serving on background threads.
+  Status start();
+  // The bound port (after start()).
+  std::uint16_t port() const;
+  // Stops accepting, closes every session (freeing its tensors) and joins the threads.
+  void stop();
+
+  HostMetrics metrics() const;
+  // Prometheus text exposition of metrics().
+  std::string metrics_text() const;
+
+  struct Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace tb::bridge

@@ -1,0 +1,193 @@
+#include "task_runner.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include "torchbridge/ir/codec.hpp"
+#include "torchbridge/ir/format.hpp"
+#include "torchbridge/ir/visit.hpp"
+
+namespace tb::bridge {
+
+namespace {
+// Output ids of a bound graph op: poisoned when the graph cannot run, so reads report why.
+struct Outputs final : ir::ConstOpVisitor {
+  std::vector<ir::TensorId> ids;
+  void tensor(const ir::TensorIr& t, bool is_output) override {
+    if (is_output) ids.push_back(t.id);
+  }
+};
+}  // namespace
+
+TaskRunner::TaskRunner(std::uint64_t session_id, std::unique_ptr<backend::Executor> executor,
+                       SessionServices services, Respond respond)
+    : session_id_(session_id),
+      executor_(std::move(executor)),
+      services_(services),
+      respond_(std::move(respond)),
+      graphs_(services.limits.max_graphs_per_session) {}
+
+TaskRunner::~TaskRunner() {
+  if (services_.local) services_.local->purge_session(session_id_);
+}
+
+ir::ExecutionError TaskRunner::to_wire(const Error& e) {
+  return ir::ExecutionError{ir::ExecutionErrorKind::Generic, e.what()};
+}
+
+void TaskRunner::execute(const ir::OperationIr& op) {
+  if (services_.ops_by_category) {
+    services_.ops_by_category[static_cast<std::size_t>(op.category())].fetch_add(
+        1, std::memory_order_relaxed);
+  }
+  auto status = executor_->execute(op);
+  if (!status) {
+    spdlog::debug("session {:016x}: {}", session_id_, status.error().what());
+    return;
+  }
+  if (services_.limits.max_session_bytes) enforce_memory_limit(&op);
+}
+
+void TaskRunner::enforce_memory_limit(const ir::OperationIr* op) {
+  const auto stats = executor_->stats();
+  if (stats.live_bytes <= services_.limits.max_session_bytes) return;
+  // Over the budget: the tensors just produced are dropped and poisoned, so the client's reads
+  // say why and memory goes back under the limit.
+  Outputs outputs;
+  if (op) ir::visit(*op, outputs);
+  Error e = make_error(ErrorCode::kLimit,
+                       "session holds {} bytes of tensors, over the host's limit of {} bytes",
+                       stats.live_bytes, services_.limits.max_session_bytes);
+  if (op) e.context = std::string(op->name());
+  executor_->fail(e, outputs.ids);
+}
+
+void TaskRunner::execute_graph(const std::vector<ir::OperationIr>& relative,
+                               const ir::GraphBindings& bindings) {
+  for (const auto& op : bind_graph(relative, bindings, intermediates_)) execute(op);
+}
+
+void TaskRunner::run(ir::Task& task) {
+  std::visit(
+      [&](auto& t) {
+        using T = std::decay_t<decltype(t)>;
+        if constexpr (std::is_same_v<T, ir::SeedTask>) {
+          executor_->seed(t.seed);
+        } else if constexpr (std::is_same_v<T, ir::RegisterOperationTask>) {
+          execute(t.op);
+        } else if constexpr (std::is_same_v<T, ir::RegisterAndExecuteGraphTask>) {
+          graphs_.put(t.graph_id, t.relative_graph);
+          execute_graph(t.relative_graph, t.bindings);
+        } else if constexpr (std::is_same_v<T, ir::ExecuteGraphTask>) {
+          if (const auto* graph = graphs_.find(t.graph_id)) {
+            execute_graph(*graph, t.bindings);
+          } else {
+            std::vector<ir::TensorId> outputs;
+            for (const auto& b : t.bindings.tensors) outputs.push_back(b.concrete);
+            executor_->fail(
+                make_error(ErrorCode::kNotFound,
+                           "ExecuteGraph: graph {} was never registered in this session",
+                           t.graph_id),
+                outputs);
+          }
+        } else if constexpr (std::is_same_v<T, ir::RegisterTensorTask>) {
+          auto s = executor_->register_tensor(t.id, t.data);
+          if (s && services_.limits.max_session_bytes) {
+            const auto stats = executor_->stats();
+            if (stats.live_bytes > services_.limits.max_session_bytes) {
+              executor_->fail(
+                  make_error(ErrorCode::kLimit,
+                             "RegisterTensor #{}: session holds {} bytes of tensors, "
+                             "over the host's limit of {} bytes",
+                             t.id.value, stats.live_bytes, services_.limits.max_session_bytes),
+                  {t.id});
+            }
+          }
+        } else if constexpr (std::is_same_v<T, ir::RegisterAliasTask>) {
+          executor_->register_alias(t.new_id, t.src_id);
+        } else if constexpr (std::is_same_v<T, ir::RegisterTensorRemoteTask>) {
+          if (t.remote.peer.kind != ir::PeerKind::WebSocket) {
+            executor_->fail(make_error(ErrorCode::kUnsupported,
+                                       "RegisterTensorRemote: this host speaks websocket only, the "
+                                       "source is an Iroh peer"),
+                            {t.new_id});
+            return;
+          }
+          auto data =
+              download_tensor(t.remote.peer.address, DataStore::key_of(t.remote.capability),
+                              services_.transfer_timeout, services_.limits.max_message_bytes);
+          if (!data) {
+            executor_->fail(
+                with_context(data.error(), fmt::format("RegisterTensorRemote #{}", t.new_id.value)),
+                {t.new_id});
+            return;
+          }
+          executor_->register_tensor(t.new_id, data.value());
+        } else if constexpr (std::is_same_v<T, ir::ExposeTensorRemoteTask>) {
+          const std::uint64_t key = DataStore::key_of(t.capability);
+          auto data = executor_->read_tensor(t.tensor);
+          if (!data) {
+            services_.data->expose(key, with_context(data.error(), "ExposeTensorRemote"), t.count);
+            return;
+          }
+          ir::DataMessage message = ir::TensorMessage{std::move(data).value()};
+          auto bytes = std::make_shared<const std::vector<std::uint8_t>>(ir::encode(message));
+          services_.data->expose(key, std::move(bytes), t.count);
+        } else if constexpr (std::is_same_v<T, ir::ExposeTensorLocalTask>) {
+          services_.local->expose(t.transfer_id, session_id_,
+                                  executor_->take_for_transfer(t.tensor));
+        } else if constexpr (std::is_same_v<T, ir::RegisterTensorLocalTask>) {
+          auto tensor = services_.local->take(t.transfer_id, services_.transfer_timeout);
+          if (!tensor) {
+            executor_->fail(with_context(tensor.error(),
+                                         fmt::format("RegisterTensorLocal #{}", t.new_id.value)),
+                            {t.new_id});
+            return;
+          }
+          executor_->register_transferred(t.new_id, *tensor.value());
+        } else if constexpr (std::is_same_v<T, ir::ReadTensorTask>) {
+          auto data = executor_->read_tensor(t.tensor);
+          ir::ReadTensorResponse r;
+          if (data) {
+            r.result = std::move(data).value();
+          } else {
+            r.result = to_wire(data.error());
+          }
+          respond_(ir::TaskResponse{std::move(r), t.request_id});
+        } else if constexpr (std::is_same_v<T, ir::SyncBackendTask>) {
+          auto s = executor_->sync();
+          ir::SyncBackendResponse r;
+          if (s) {
+            r.result = std::monostate{};
+          } else {
+            r.result = to_wire(s.error());
+          }
+          respond_(ir::TaskResponse{std::move(r), t.request_id});
+        } else if constexpr (std::is_same_v<T, ir::DTypeUsageTask>) {
+          respond_(ir::TaskResponse{ir::DTypeUsageResponse{executor_->dtype_usage(t.dtype)},
+                                    t.request_id});
+        } else if constexpr (std::is_same_v<T, ir::ProfileStartTask>) {
+          auto token = executor_->profile_start();
+          ir::ProfileStartResponse r;
+          if (token) {
+            r.result = token.value();
+          } else {
+            r.result = to_wire(token.error());
+          }
+          respond_(ir::TaskResponse{std::move(r), t.request_id});
+        } else if constexpr (std::is_same_v<T, ir::ProfileEndTask>) {
+          auto d = executor_->profile_end(t.token, t.options);
+          ir::ProfileEndResponse r;
+          if (d) {
+            r.result = d.value();
+          } else {
+            r.result = to_wire(d.error());
+          }
+          respond_(ir::TaskResponse{std::move(r), t.request_id});
+        } else if constexpr (std::is_same_v<T, ir::ProfileAbandonTask>) {
+          executor_->profile_abandon(t.token);
+        }
+      },
+      task);
+}
+
+}  // namespace tb::bridge

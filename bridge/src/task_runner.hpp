@@ -1,0 +1,56 @@
+// Runs one session's tasks, in arrival order, against its executor. No networking: responses go
+// out through a callback, so sessions can be tested without sockets.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+
+#include "graph.hpp"
+#include "torchbridge/backend/backend.hpp"
+#include "torchbridge/bridge/host.hpp"
+#include "transfers.hpp"
+
+namespace tb::bridge {
+
+// Host-wide services a session uses.
+struct SessionServices {
+  LocalTransfers* local = nullptr;
+  DataStore* data = nullptr;
+  Limits limits;
+  std::chrono::milliseconds transfer_timeout{60000};
+  // Ops executed per OperationIr category, host-wide.
+  std::atomic<std::uint64_t>* ops_by_category = nullptr;
+};
+
+class TaskRunner {
+ public:
+  using Respond = std::function<void(ir::TaskResponse)>;
+
+  TaskRunner(std::uint64_t session_id, std::unique_ptr<backend::Executor> executor,
+             SessionServices services, Respond respond);
+  ~TaskRunner();
+
+  void run(ir::Task& task);
+
+  backend::Executor& executor() { return *executor_; }
+  std::uint64_t session_id() const { return session_id_; }
+
+ private:
+  void execute(const ir::OperationIr& op);
+  void execute_graph(const std::vector<ir::OperationIr>& relative,
+                     const ir::GraphBindings& bindings);
+  void enforce_memory_limit(const ir::OperationIr* op);
+  // Error -> Burn's ExecutionError.
+  static ir::ExecutionError to_wire(const Error& e);
+
+  std::uint64_t session_id_;
+  std::unique_ptr<backend::Executor> executor_;
+  SessionServices services_;
+  Respond respond_;
+  GraphCache graphs_;
+  IntermediateIds intermediates_;
+};
+
+}  // namespace tb::bridge
