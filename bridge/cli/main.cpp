@@ -2,7 +2,10 @@
 #include <pthread.h>
 #include <signal.h>
 
+#include <unistd.h>
+
 #include <fstream>
+#include <thread>
 #include <iostream>
 #include <sstream>
 
@@ -79,6 +82,7 @@ struct ServeArgs {
   std::uint32_t max_graphs = 4096;
   std::string auth_token_file;
   std::uint64_t transfer_timeout_ms = 60000;
+  bool exit_on_stdin_eof = false;
 };
 
 int serve(const ServeArgs& args) {
@@ -152,6 +156,15 @@ int serve(const ServeArgs& args) {
              tb::kVersion, tb::kBurnVersion, address, tb::backend::libtorch::torch_version(),
              device_list, address, address)
       << std::flush;
+  if (args.exit_on_stdin_eof) {
+    // A supervising process (a test harness) holds our stdin: when it goes away, so do we.
+    std::thread([] {
+      char buf[256];
+      while (::read(0, buf, sizeof buf) > 0) {
+      }
+      ::kill(::getpid(), SIGTERM);
+    }).detach();
+  }
   int sig = 0;
   sigwait(&signals, &sig);
   spdlog::info("signal {}: closing every session", sig);
@@ -199,6 +212,8 @@ int main(int argc, char** argv) {
       ->add_option("--transfer-timeout-ms", s.transfer_timeout_ms,
                    "How long a transfer waits for its other side")
       ->capture_default_str();
+  serve_cmd->add_flag("--exit-on-stdin-eof", s.exit_on_stdin_eof,
+                      "Stop when standard input closes (for supervising processes)");
 
   bool json = false;
   auto* ops_cmd =
