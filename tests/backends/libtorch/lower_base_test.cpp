@@ -668,6 +668,12 @@ TEST_F(BaseFloat_Scatter, NaNsAndHalfPrecision) {
   const auto w = input(9, {2}, kF16, {0.5, 0.25});
   op<OpKind::BaseFloat_Scatter>({h, 0, j, w, IndexingUpdateOp::Add, out(10, {3}, kF16)});
   EXPECT_EQ(get(tir(10, {3}, kF16)), (V{1, 2, 3.75}));
+  op<OpKind::BaseFloat_Scatter>({h, 0, j, w, IndexingUpdateOp::Mul, out(11, {3}, kF16)});
+  EXPECT_EQ(get(tir(11, {3}, kF16)), (V{1, 2, 0.375}));
+  op<OpKind::BaseFloat_Scatter>({h, 0, j, w, IndexingUpdateOp::Min, out(12, {3}, kF16)});
+  EXPECT_EQ(get(tir(12, {3}, kF16)), (V{1, 2, 0.25}));
+  op<OpKind::BaseFloat_Scatter>({h, 0, j, w, IndexingUpdateOp::Assign, out(13, {3}, kF16)});
+  EXPECT_EQ(get(tir(13, {3}, kF16)), (V{1, 2, 0.25}));
 }
 
 TEST_F(BaseFloat_Scatter, BadIndicesAreErrors) {
