@@ -50,12 +50,12 @@ bool bool_scalar(const ir::ScalarIr& s) {
 
 // `s` as a rank-0 tensor in the storage of `dtype` (the tensor it is combined with).
 at::Tensor scalar_as(const ir::ScalarIr& s, const DType& dtype, const at::Device& device) {
-  const auto cpu = at::TensorOptions().device(device);
-  if (dtype.is_bool()) return at::scalar_tensor(bool_scalar(s), cpu.dtype(at::kBool));
+  const auto opts = at::TensorOptions().device(device);
+  if (dtype.is_bool()) return at::scalar_tensor(bool_scalar(s), opts.dtype(at::kBool));
   if (dtype.is_float()) {
-    return at::scalar_tensor(s.as_double(), cpu.dtype(at::kDouble)).to(storage_type(dtype));
+    return at::scalar_tensor(s.as_double(), opts.dtype(at::kDouble)).to(storage_type(dtype));
   }
-  return to_storage(at::scalar_tensor(int_scalar_bits(s, dtype), cpu.dtype(at::kLong)), dtype);
+  return to_storage(at::scalar_tensor(int_scalar_bits(s, dtype), opts.dtype(at::kLong)), dtype);
 }
 
 // ---- Index checks ------------------------------------------------------------------------------
