@@ -49,7 +49,7 @@ at::ScalarType compute_type(std::initializer_list<const at::Tensor*> ts, const a
     if (!p || !p->defined()) continue;
     t = t == at::ScalarType::Undefined ? p->scalar_type() : at::promote_types(t, p->scalar_type());
   }
-  if (t == at::ScalarType::Undefined || !at::isFloatingType(t)) t = at::kFloat;
+  if (t == at::ScalarType::Undefined || !c10::isFloatingType(t)) t = at::kFloat;
   if (is_half(t) && (widen_half || device.is_cpu())) t = at::kFloat;
   return t;
 }
@@ -247,13 +247,14 @@ struct DeformSampling {
   std::array<at::Tensor, 4> index;  // [N, G, Cg, K·L] long flat h·W + w (clamped)
   std::array<at::Tensor, 4> valid;  // [N, G, 1, K·L] bool: this corner is inside
   std::array<at::Tensor, 4> value;  // [N, G, Cg, K·L] the corner's pixel, 0 when not valid
+                                    // (kept only for the backward)
   std::array<at::Tensor, 4> coef;   // [N, G, 1, K·L] the corner's weight (0 outside)
   at::Tensor sampled;               // [N, G, Cg, K·L] interpolated samples
 };
 
 DeformSampling deform_sample(const at::Tensor& x, const at::Tensor& offset, std::int64_t kh,
                              std::int64_t kw, std::int64_t groups,
-                             const ir::DeformableConv2dOptionsIr& o) {
+                             const ir::DeformableConv2dOptionsIr& o, bool keep_values) {
   DeformSampling s;
   s.n = x.size(0);
   s.c = x.size(1);
@@ -300,8 +301,8 @@ DeformSampling deform_sample(const at::Tensor& x, const at::Tensor& offset, std:
   s.lw = xx - x0;
   s.hh = 1 - s.lh;
   s.hw = 1 - s.lw;
-  const at::Tensor iy0 = at::nan_to_num(y0, 0, 0, 0).to(at::kLong);
-  const at::Tensor ix0 = at::nan_to_num(x0, 0, 0, 0).to(at::kLong);
+  const at::Tensor iy0 = at::nan_to_num(y0, 0.0, 0.0, 0.0).to(at::kLong);
+  const at::Tensor ix0 = at::nan_to_num(x0, 0.0, 0.0, 0.0).to(at::kLong);
   const at::Tensor iy1 = iy0 + 1, ix1 = ix0 + 1;
   const std::array<std::pair<const at::Tensor*, const at::Tensor*>, 4> corners = {
       {{&iy0, &ix0}, {&iy0, &ix1}, {&iy1, &ix0}, {&iy1, &ix1}}};
@@ -315,14 +316,16 @@ DeformSampling deform_sample(const at::Tensor& x, const at::Tensor& offset, std:
     const at::Tensor& cx = *corners[i].second;
     s.valid[i] = s.inside & (cy >= 0) & (cy < s.h) & (cx >= 0) & (cx < s.w);
     s.coef[i] = at::where(s.inside, weights[i], zero);
+    at::Tensor value;
     if (has_pixels) {
       const at::Tensor flat = cy.clamp(0, s.h - 1) * s.w + cx.clamp(0, s.w - 1);
       s.index[i] = flat.expand({s.n, groups, s.cg, kl});
-      s.value[i] = at::where(s.valid[i], at::gather(xg, 3, s.index[i]), zero);
+      value = at::where(s.valid[i], at::gather(xg, 3, s.index[i]), zero);
     } else {
-      s.value[i] = at::zeros({s.n, groups, s.cg, kl}, opts);
+      value = at::zeros({s.n, groups, s.cg, kl}, opts);
     }
-    s.sampled = s.sampled + s.coef[i] * s.value[i];
+    s.sampled = s.sampled + s.coef[i] * value;
+    if (keep_values) s.value[i] = std::move(value);
   }
   return s;
 }
@@ -380,7 +383,8 @@ Status lower_deform_conv2d(OpContext& ctx, const ir::DeformConv2dOpIr& op) {
                    weight = as_type(weight0, type);
   TB_TRY_ASSIGN(const DeformShapes d, deform_shapes(ctx, x, offset, weight, op.options));
 
-  const DeformSampling s = deform_sample(x, offset, d.kh, d.kw, d.offset_groups, op.options);
+  const DeformSampling s = deform_sample(x, offset, d.kh, d.kw, d.offset_groups, op.options,
+                                         /*keep_values=*/false);
   at::Tensor val = s.sampled;
   if (mask0) val = val * mask_view(as_type(*mask0, type), s);
   const at::Tensor cols = columns(val, s, d.weight_groups);
@@ -408,7 +412,8 @@ Status lower_deform_conv2d_backward(OpContext& ctx, const ir::DeformConv2dBackwa
                    weight = as_type(weight0, type), out_grad = as_type(grad0, type);
   TB_TRY_ASSIGN(const DeformShapes d, deform_shapes(ctx, x, offset, weight, op.options));
 
-  const DeformSampling s = deform_sample(x, offset, d.kh, d.kw, d.offset_groups, op.options);
+  const DeformSampling s = deform_sample(x, offset, d.kh, d.kw, d.offset_groups, op.options,
+                                         /*keep_values=*/true);
   const std::int64_t wg = d.weight_groups, cog = d.c_out / wg, l = s.ho * s.wo;
   const at::Tensor mask = mask0 ? mask_view(as_type(*mask0, type), s) : at::Tensor();
   const at::Tensor val = mask0 ? s.sampled * mask : s.sampled;

@@ -778,6 +778,19 @@ TEST_F(Module_Conv2dXBackward, HalfTypesAndStridedInput) {
   check_conv_backward<2>(c);
 }
 
+TEST_F(Module_Conv2dXBackward, EmptyBatch) {
+  // Also the weight gradient of an empty batch: zeros.
+  const auto x = input({0, 2, 4, 4}, Values{});
+  const auto w = input({3, 2, 2, 2}, vals(24, 1));
+  const auto gy = input({0, 3, 3, 4}, Values{});
+  const auto gx = output({0, 2, 4, 4}), gw = output({3, 2, 2, 2});
+  const auto opts = conv_opts2(geo({1, 1}, {0, 0}, {0, 1}, {1, 1}));
+  run(make_op<OpKind::Module_Conv2dXBackward>({x, w, gy, opts, gx}));
+  run(make_op<OpKind::Module_Conv2dWeightBackward>({x, w, gy, opts, gw}));
+  EXPECT_TRUE(get(gx).empty());
+  EXPECT_EQ(get(gw), Values(24, 0.0));
+}
+
 class Module_Conv2dWeightBackward : public ConvCaseTest {};
 
 TEST_F(Module_Conv2dWeightBackward, HandComputed) {
@@ -943,6 +956,19 @@ TEST_F(Module_ConvTranspose1d, PaddingOutBeyondStride) {
   check_conv_transpose<1>({{2, 4, 5}, {4, 3, 3}, geo({2}, {2}, {2}, {2}, 2, {3}), true});
 }
 
+TEST_F(Module_ConvTranspose1d, PaddingOutEqualToStride) {
+  // stride 2, padding_out 2: x = [1, 2], w = [1, 10, 100] -> [1, 10, 102, 20, 200, 0, 0].
+  const auto x = input({1, 1, 2}, {1, 2});
+  const auto w = input({1, 1, 3}, {1, 10, 100});
+  const auto y = output({1, 1, 7});
+  run(make_op<OpKind::Module_ConvTranspose1d>(
+      {x, w, std::nullopt,
+       transpose_opts<ConvTranspose1dOptionsIr, 1>(geo({2}, {0}, {0}, {1}, 1, {2})), y}));
+  EXPECT_EQ(get(y), (Values{1, 10, 102, 20, 200, 0, 0}));
+  // padding_out = stride < dilation.
+  check_conv_transpose<1>({{1, 2, 3}, {2, 2, 2}, geo({2}, {1}, {1}, {3}, 1, {2}), true});
+}
+
 TEST_F(Module_ConvTranspose1d, GroupsDilationStridePaddingOut) {
   check_conv_transpose<1>({{2, 4, 5}, {4, 3, 3}, geo({3}, {1}, {1}, {2}, 2, {2}), true});
   check_conv_transpose<1>(
@@ -994,6 +1020,23 @@ TEST_F(Module_ConvTranspose2d, EveryFloatDTypeAndStridedInput) {
   Case c{{2, 2, 3, 2}, {2, 2, 2, 2}, geo({2, 2}, {1, 0}, {1, 0}, {1, 1}, 2, {0, 1}), true};
   c.strided_x = true;
   check_conv_transpose<2>(c);
+}
+
+TEST_F(Module_ConvTranspose2d, EmptyBatch) {
+  const auto x = input({0, 2, 2, 2}, Values{});
+  const auto w = input({2, 3, 2, 2}, vals(24, 1));
+  const auto b = input({3}, {1, 2, 3});
+  const auto y = output({0, 3, 5, 5}), y2 = output({0, 3, 6, 5});
+  run(make_op<OpKind::Module_ConvTranspose2d>(
+      {x, w, b,
+       transpose_opts<ConvTranspose2dOptionsIr, 2>(geo({2, 2}, {0, 0}, {0, 0}, {1, 1}, 1, {1, 1})),
+       y}));
+  run(make_op<OpKind::Module_ConvTranspose2d>(
+      {x, w, b,
+       transpose_opts<ConvTranspose2dOptionsIr, 2>(geo({2, 2}, {0, 0}, {0, 0}, {1, 1}, 1, {2, 1})),
+       y2}));
+  EXPECT_TRUE(get(y).empty());
+  EXPECT_TRUE(get(y2).empty());
 }
 
 class Module_ConvTranspose3d : public ConvCaseTest {};
@@ -1049,6 +1092,11 @@ TEST_F(Module_ConvTranspose1dWeightBackward, MatchesReference) {
       {{2, 4, 5}, {4, 3, 3}, geo({2}, {2}, {2}, {2}, 2, {3}), false, DTypeKind::F32, 2});
   check_conv_transpose_weight_backward<1>(
       {{1, 2, 4}, {2, 2, 2}, geo({1}, {1}, {1}, {1}, 1, {2}), false, DTypeKind::F16, 3});
+  // padding_out = stride, with and without dilation above it.
+  check_conv_transpose_weight_backward<1>(
+      {{1, 2, 3}, {2, 2, 2}, geo({2}, {1}, {1}, {1}, 1, {2}), false, DTypeKind::F32, 4});
+  check_conv_transpose_weight_backward<1>(
+      {{1, 2, 3}, {2, 2, 2}, geo({2}, {1}, {1}, {3}, 1, {2}), false, DTypeKind::F32, 5});
 }
 
 class Module_ConvTranspose1dBiasBackward : public ConvCaseTest {};
@@ -1241,6 +1289,15 @@ TEST_F(Module_DeformableConv2d, FloatDTypesAndStridedOffset) {
   expect_near(forward(d, DTypeKind::F32, /*strided_offset=*/true), expected, 1e-5);
 }
 
+TEST_F(Module_DeformableConv2d, EmptyBatch) {
+  auto d = deform_case({1, 2, 3, 3}, {2, 2, 2, 2}, {{1, 1}, {0, 0}, {1, 1}, 1, 1}, true, true, 1);
+  d.xs[0] = d.os[0] = d.ms[0] = 0;
+  d.x.clear();
+  d.offset.clear();
+  d.mask.clear();
+  EXPECT_TRUE(forward(d).empty());
+}
+
 TEST_F(Module_DeformableConv2d, NaNOffsetGivesNaN) {
   DeformData d;
   d.xs = {1, 1, 2, 2};
@@ -1302,6 +1359,37 @@ class Module_DeformableConv2dBackward : public DeformTest {
   }
 };
 
+TEST_F(Module_DeformableConv2dBackward, HandComputed) {
+  // x = [[1, 2], [3, 4]], 1x1 kernel w = 2, output_grad = 1 (so 2 per sample), offsets (dy, dx):
+  //   out (0, 0): (-1, 0)    -> sample (-1, 0) is outside (y <= -1): no gradient at all
+  //   out (0, 1): (-0.5, 0)  -> sample (-0.5, 1): only x01 (weight 0.5) is inside; value 1
+  //   out (1, 0): (0, 0.5)   -> sample (1, 0.5): x10, x11 with 0.5 each; value 3.5
+  //   out (1, 1): (0, 0)     -> sample (1, 1) = x11; value 4
+  // x_grad: x01 += 0.5·2, x10 += 0.5·2, x11 += 0.5·2 + 2.
+  // offset_grad (d/dy, d/dx of the bilinear form, corners outside count 0, times 2):
+  //   (0, 1): dy = 1·(x01 − 0) = 2 -> 4, dx = 0.5·(0 − 0) + 0.5·(0 − x01) = −1 -> −2
+  //   (1, 0): dy = 0.5·(0 − x10) + 0.5·(0 − x11) = −3.5 -> −7, dx = x11 − x10 = 1 -> 2
+  //   (1, 1): dy = 0 − x11 = −4 -> −8, dx = 0 − x11 -> −8 (one-sided at integer points)
+  // weight_grad = 0 + 1 + 3.5 + 4.
+  DeformData d;
+  d.xs = {1, 1, 2, 2};
+  d.ws = {1, 1, 1, 1};
+  d.os = {1, 2, 2, 2};
+  d.x = {1, 2, 3, 4};
+  d.w = {2};
+  d.offset = {-1, -0.5, 0, 0, 0, 0, 0.5, 0};
+  EXPECT_EQ(forward(d), (Values{0, 2, 7, 8}));
+  const Outs o = backward(d, {1, 1, 1, 1});
+  EXPECT_EQ(o.x, (Values{0, 1, 1, 3}));
+  EXPECT_EQ(o.offset, (Values{0, 4, -7, -8, 0, -2, 2, -8}));
+  EXPECT_EQ(o.w, (Values{8.5}));
+  EXPECT_TRUE(o.mask.empty());
+  EXPECT_TRUE(o.bias.empty());
+  const DeformGrads e = ref_deform_backward(d, {1, 1, 1, 1});
+  EXPECT_EQ(e.offset, o.offset);
+  EXPECT_EQ(e.x, o.x);
+}
+
 TEST_F(Module_DeformableConv2dBackward, MatchesReference) {
   check(deform_case({2, 4, 5, 5}, {6, 2, 3, 3}, {{1, 2}, {1, 2}, {2, 1}, 2, 2}, true, true, 1));
   check(deform_case({1, 6, 4, 6}, {4, 6, 2, 3}, {{2, 1}, {0, 1}, {1, 1}, 1, 3}, false, false, 2));
@@ -1351,6 +1439,20 @@ TEST_F(Module_DeformableConv2dBackward, HalfTypes) {
     expect_near(o.mask, e.mask, tol);
     expect_near(o.offset, e.offset, tol);
   }
+}
+
+TEST_F(Module_DeformableConv2dBackward, EmptyBatch) {
+  auto d = deform_case({1, 2, 3, 3}, {2, 2, 2, 2}, {{1, 1}, {0, 0}, {1, 1}, 1, 1}, true, true, 1);
+  d.xs[0] = d.os[0] = d.ms[0] = 0;
+  d.x.clear();
+  d.offset.clear();
+  d.mask.clear();
+  const Outs o = backward(d, {});
+  EXPECT_TRUE(o.x.empty());
+  EXPECT_TRUE(o.offset.empty());
+  EXPECT_TRUE(o.mask.empty());
+  EXPECT_EQ(o.w, Values(16, 0.0));
+  EXPECT_EQ(o.bias, Values(2, 0.0));
 }
 
 TEST_F(Module_DeformableConv2dBackward, MaskGradDeclaredWithoutMaskIsAnError) {
