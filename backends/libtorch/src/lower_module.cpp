@@ -38,6 +38,7 @@ using at::Tensor;
 using Sizes = std::vector<std::int64_t>;
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr double kPi = 3.14159265358979323846;
 
 bool is_half(const Tensor& t) {
   return t.scalar_type() == at::kHalf || t.scalar_type() == at::kBFloat16;
@@ -467,7 +468,7 @@ Taps nearest_taps(std::int64_t in, std::int64_t out, bool exact) {
 double lanczos3(double x) {
   if (x == 0.0) return 1.0;
   if (std::abs(x) >= 3.0) return 0.0;
-  const double pi_x = M_PI * x;
+  const double pi_x = kPi * x;
   const double pi_x3 = pi_x / 3.0;
   return std::sin(pi_x) * std::sin(pi_x3) / (pi_x * pi_x3);
 }
@@ -734,6 +735,7 @@ Result<CtcInputs> ctc_inputs(OpContext& ctx, const ir::TensorIr& lp_ir, const ir
 Status lower_ctc_loss(OpContext& ctx, const ir::CtcLossOpIr& op) {
   TB_TRY_ASSIGN(auto in, ctc_inputs(ctx, op.log_probs, op.targets, op.input_lengths,
                                     op.target_lengths, op.blank));
+  if (in.log_probs.size(1) == 0) return ctx.out(op.out, at::zeros({0}, in.log_probs.options()));
   // Burn's default implementation reads the loss off alpha at t = max(input_length - 1, 0).
   auto lengths = in.input_lengths;
   for (auto& l : lengths) l = std::max<std::int64_t>(l, 1);
@@ -745,6 +747,7 @@ Status lower_ctc_loss(OpContext& ctx, const ir::CtcLossOpIr& op) {
 Status lower_ctc_loss_backward(OpContext& ctx, const ir::CtcLossBackwardOpIr& op) {
   TB_TRY_ASSIGN(auto in, ctc_inputs(ctx, op.log_probs, op.targets, op.input_lengths,
                                     op.target_lengths, op.blank));
+  if (in.log_probs.size(1) == 0) return ctx.out(op.out, at::zeros_like(in.log_probs));
   const auto blank = static_cast<std::int64_t>(op.blank);
   const auto grad_loss =
       same_type(ctx.in(op.grad_loss), in.log_probs).reshape({in.log_probs.size(1)});
