@@ -712,10 +712,6 @@ Result<CtcInputs> ctc_inputs(OpContext& ctx, const ir::TensorIr& lp_ir, const ir
     return ctx.invalid("ctc_loss: blank {} is not a class of {}", blank, c);
   }
   for (std::int64_t b = 0; b < n; ++b) {
-    if (r.input_lengths[b] < 0 || r.input_lengths[b] > t) {
-      return ctx.invalid("ctc_loss: input length {} of sample {} is outside [0, {}]",
-                         r.input_lengths[b], b, t);
-    }
     if (r.target_lengths[b] < 0 || r.target_lengths[b] > s) {
       return ctx.invalid("ctc_loss: target length {} of sample {} is outside [0, {}]",
                          r.target_lengths[b], b, s);
@@ -736,9 +732,11 @@ Status lower_ctc_loss(OpContext& ctx, const ir::CtcLossOpIr& op) {
   TB_TRY_ASSIGN(auto in, ctc_inputs(ctx, op.log_probs, op.targets, op.input_lengths,
                                     op.target_lengths, op.blank));
   if (in.log_probs.size(1) == 0) return ctx.out(op.out, at::zeros({0}, in.log_probs.options()));
-  // Burn's default implementation reads the loss off alpha at t = max(input_length - 1, 0).
+  // Burn's default implementation updates alpha while t < input_length and reads the loss off
+  // the last row it wrote: an input length outside [1, T] acts as the nearest bound.
   auto lengths = in.input_lengths;
-  for (auto& l : lengths) l = std::max<std::int64_t>(l, 1);
+  const auto t = in.log_probs.size(0);
+  for (auto& l : lengths) l = std::clamp<std::int64_t>(l, 1, t);
   const auto r = at::_ctc_loss(in.log_probs, in.targets, lengths, in.target_lengths,
                                static_cast<std::int64_t>(op.blank), false);
   return ctx.out(op.out, std::get<0>(r));
@@ -749,6 +747,8 @@ Status lower_ctc_loss_backward(OpContext& ctx, const ir::CtcLossBackwardOpIr& op
                                     op.target_lengths, op.blank));
   if (in.log_probs.size(1) == 0) return ctx.out(op.out, at::zeros_like(in.log_probs));
   const auto blank = static_cast<std::int64_t>(op.blank);
+  // Burn's gradient zeroes the steps t >= input_length: lengths outside [0, T] act as the bound.
+  for (auto& l : in.input_lengths) l = std::clamp<std::int64_t>(l, 0, in.log_probs.size(0));
   const auto grad_loss =
       same_type(ctx.in(op.grad_loss), in.log_probs).reshape({in.log_probs.size(1)});
   const auto r =

@@ -1452,11 +1452,25 @@ TEST_F(Module_CtcLoss, InvalidArgumentsAreErrors) {
                                                   out(9, {1})});
   };
   EXPECT_THAT(run_error(op(3, 4, 0)), HasSubstr("not a class"));  // label 3 of 3 classes
-  EXPECT_THAT(run_error(op(5, 6, 0)), HasSubstr("input length 3"));
   EXPECT_THAT(run_error(op(3, 5, 0)), HasSubstr("target length 3"));
   EXPECT_THAT(run_error(op(3, 6, 3)), HasSubstr("blank 3"));
   run(op(3, 6, 0));  // target [1] only: label 3 is padding
   EXPECT_EQ(get(tir(9, {1})).size(), 1u);
+}
+
+TEST_F(Module_CtcLoss, InputLengthsBeyondTActAsT) {
+  // Burn's default implementation masks updates with t < input_length: a length of 3 on T = 2
+  // reads alpha at t = 1 like a length of 2 (PyTorch would refuse it).
+  const auto i64 = DTypeKind::I64;
+  const Vec lp = log_softmax_rows(rnd(2 * 1 * 3, 15), 3);
+  put(tir(1, {2, 1, 3}), lp);
+  put(tir(2, {1, 1}, i64), {1});
+  put(tir(3, {1}, i64), {3});
+  put(tir(4, {1}, i64), {1});
+  run(make_op<K::Module_CtcLoss>(CtcLossOpIr{tir(1, {2, 1, 3}), tir(2, {1, 1}, i64),
+                                             tir(3, {1}, i64), tir(4, {1}, i64), 0, out(5, {1})}));
+  const auto ref = ref_ctc(lp, 2, 1, 3, {{1}}, {2}, 0);
+  expect_near(get(tir(5, {1})), ref.loss);
 }
 
 TEST_F(Module_CtcLoss, EmptyBatchAndEmptyTargets) {
