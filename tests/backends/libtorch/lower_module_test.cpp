@@ -43,10 +43,6 @@ double dot(const Vec& a, const Vec& b) {
   for (std::size_t i = 0; i < a.size(); ++i) s += a[i] * b[i];
   return s;
 }
-Vec scaled(Vec v, double f) {
-  for (auto& x : v) x *= f;
-  return v;
-}
 // Values rounded through `dtype` (what registering them stores).
 Vec rounded(const Vec& v, DTypeKind dtype) {
   Vec r = v;
