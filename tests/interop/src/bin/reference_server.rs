@@ -1,0 +1,40 @@
+//! Burn's own remote server, built from the pinned crates, hosting Burn's reference CPU backend
+//! (Flex): the side-by-side baseline for the conformance suite, the benchmarks and the C++ client.
+//!
+//! `reference_server [--port N] [--devices N] [--exit-on-stdin-eof]` prints one line,
+//! `reference server on ws://127.0.0.1:PORT`, then serves until killed (or stdin closes).
+
+use burn_flex::{Flex, FlexDevice};
+use burn_remote::server::{BackendServer, WebSocketTransport};
+use std::io::Read;
+
+fn main() {
+    let mut port = 0u16;
+    let mut devices = 1usize;
+    let mut exit_on_eof = false;
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--port" => port = args.next().and_then(|p| p.parse().ok()).expect("--port N"),
+            "--devices" => devices = args.next().and_then(|p| p.parse().ok()).expect("--devices N"),
+            "--exit-on-stdin-eof" => exit_on_eof = true,
+            other => panic!("unknown argument {other}"),
+        }
+    }
+    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
+    let listener = std::net::TcpListener::bind(("127.0.0.1", port)).unwrap();
+    println!("reference server on ws://{}", listener.local_addr().unwrap());
+    let server = BackendServer::<Flex>::new(vec![FlexDevice::default(); devices]);
+    let serving = server.serve_async(WebSocketTransport::from_listener(listener));
+    if exit_on_eof {
+        std::thread::spawn(|| {
+            let mut sink = [0u8; 256];
+            while std::io::stdin().read(&mut sink).map(|n| n > 0).unwrap_or(false) {}
+            std::process::exit(0);
+        });
+    }
+    if let Err(e) = rt.block_on(serving) {
+        eprintln!("reference server stopped: {e:?}");
+        std::process::exit(1);
+    }
+}
