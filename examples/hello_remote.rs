@@ -8,7 +8,7 @@
 
 use burn::module::Module;
 use burn::nn::{Linear, LinearConfig, Relu};
-use burn::optim::{GradientsParams, Optimizer, SgdConfig};
+use burn::optim::{GradientsParams, SgdConfig};
 use burn::prelude::*;
 use burn::tensor::remote::RemoteHost;
 
@@ -32,9 +32,8 @@ impl Mlp {
     }
 }
 
-fn run(device: &Device) -> (Vec<f32>, f32) {
-    device.seed(7);
-    let model = Mlp::new(device);
+fn run(model: Mlp, device: &Device) -> (Vec<f32>, f32) {
+    let model = model.to_device(device);
     let x = Tensor::<2>::from_data([[1.0f32, 2.0, 3.0, 4.0], [-1.0, 0.5, 0.0, 2.0]], device);
     let y = Tensor::<2>::from_data([[1.0f32], [0.0]], device);
     let prediction = model.forward(x.clone());
@@ -53,8 +52,12 @@ fn main() {
         .init()
         .unwrap_or_else(|e| panic!("cannot reach a torchbridge host at {address}: {e:?}"))
         .autodiff();
-    let (ours, our_loss) = run(&remote);
-    let (reference, reference_loss) = run(&Device::flex().autodiff());
+    // The same initial weights on both sides: initialised once, then copied to each device.
+    let cpu = Device::flex().autodiff();
+    cpu.seed(7);
+    let model = Mlp::new(&cpu);
+    let (ours, our_loss) = run(model.clone(), &remote);
+    let (reference, reference_loss) = run(model, &cpu);
     println!("torchbridge at {address}: loss {our_loss:.6}, prediction after one SGD step {ours:?}");
     println!("Burn's Flex backend:  loss {reference_loss:.6}, prediction after one SGD step {reference:?}");
 }
