@@ -61,6 +61,7 @@ struct Host::Impl {
   std::optional<net::executor_work_guard<net::io_context::executor_type>> work;
   LocalTransfers local;
   DataStore data;
+  CollectiveHub collectives;
   std::array<std::atomic<std::uint64_t>, kCategories> ops_by_category{};
 
   std::atomic<std::uint64_t> sessions_total{0}, sessions_refused{0}, tasks{0}, frames_rejected{0},
@@ -77,6 +78,7 @@ struct Host::Impl {
     SessionServices s;
     s.local = &local;
     s.data = &data;
+    s.collectives = &collectives;
     s.limits = options.limits;
     s.transfer_timeout = options.transfer_timeout;
     s.ops_by_category = ops_by_category.data();
@@ -424,7 +426,7 @@ void SessionWorker::loop() {
   {
     auto connection = connection_;
     TaskRunner runner(
-        session_id_, host_.devices[device_index_]->new_executor(), host_.services(),
+        session_id_, device_index_, host_.devices[device_index_]->new_executor(), host_.services(),
         [connection](ir::TaskResponse response) {
           if (auto c = connection.lock()) {
             c->send(std::make_shared<std::vector<std::uint8_t>>(ir::encode(response)));

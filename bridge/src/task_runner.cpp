@@ -1,5 +1,8 @@
 #include "task_runner.hpp"
 
+#include <algorithm>
+
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include "torchbridge/ir/codec.hpp"
@@ -18,9 +21,11 @@ struct Outputs final : ir::ConstOpVisitor {
 };
 }  // namespace
 
-TaskRunner::TaskRunner(std::uint64_t session_id, std::unique_ptr<backend::Executor> executor,
-                       SessionServices services, Respond respond)
+TaskRunner::TaskRunner(std::uint64_t session_id, std::uint32_t device_index,
+                       std::unique_ptr<backend::Executor> executor, SessionServices services,
+                       Respond respond)
     : session_id_(session_id),
+      device_index_(device_index),
       executor_(std::move(executor)),
       services_(services),
       respond_(std::move(respond)),
@@ -39,6 +44,9 @@ void TaskRunner::execute(const ir::OperationIr& op) {
     services_.ops_by_category[static_cast<std::size_t>(op.category())].fetch_add(
         1, std::memory_order_relaxed);
   }
+  if (op.kind == ir::OpKind::Distributed_AllReduce) return all_reduce(op);
+  // Our all-reduce completes before its task ends: there is nothing left to wait for.
+  if (op.kind == ir::OpKind::Distributed_SyncCollective) return;
   auto status = executor_->execute(op);
   if (!status) {
     spdlog::debug("session {:016x}: {}", session_id_, status.error().what());
@@ -59,6 +67,52 @@ void TaskRunner::enforce_memory_limit(const ir::OperationIr* op) {
                        stats.live_bytes, services_.limits.max_session_bytes);
   if (op) e.context = std::string(op->name());
   executor_->fail(e, outputs.ids);
+}
+
+void TaskRunner::all_reduce(const ir::OperationIr& op) {
+  const auto& p = op.as<ir::AllReduceOpIr>();
+  const auto fail = [&](Error e) {
+    executor_->fail(with_context(std::move(e), op.name()), {p.out.id});
+  };
+  std::vector<std::uint32_t> devices;
+  for (const auto& d : p.device_ids) devices.push_back(d.index_id);
+  std::sort(devices.begin(), devices.end());
+  devices.erase(std::unique(devices.begin(), devices.end()), devices.end());
+  if (!services_.collectives ||
+      !std::binary_search(devices.begin(), devices.end(), device_index_)) {
+    return fail(make_error(ErrorCode::kInvalidArgument,
+                           "this session's device {} is not among the devices [{}]", device_index_,
+                           fmt::join(devices, ", ")));
+  }
+  auto mine = executor_->take_for_transfer(p.tensor);
+  if (!mine) return fail(mine.error());
+  auto all = services_.collectives->all_reduce(devices, device_index_, std::move(mine).value(),
+                                               services_.transfer_timeout);
+  if (!all) return fail(all.error());
+
+  // Every participant sums the same contributions in the same order (device position), through
+  // ordinary ops, so every device gets identical bits.
+  const ir::DType dtype = p.tensor.dtype;
+  auto temp = [&](ir::TensorStatus status) {
+    return ir::TensorIr{ir::TensorId{intermediates_.next()}, p.out.shape, status, dtype};
+  };
+  std::optional<ir::TensorIr> acc;
+  for (const auto& contribution : all.value()) {
+    ir::TensorIr t = temp(ir::TensorStatus::ReadWrite);
+    if (auto s = executor_->register_transferred(t.id, *contribution); !s) return fail(s.error());
+    if (!acc) {
+      acc = t;
+      continue;
+    }
+    ir::TensorIr sum = temp(ir::TensorStatus::NotInit);
+    execute(ir::make_op<ir::OpKind::NumericFloat_Add>(ir::BinaryOpIr{*acc, t, sum}, dtype));
+    sum.status = ir::TensorStatus::ReadWrite;
+    acc = sum;
+  }
+  const double divisor =
+      p.op == ir::ReduceOperation::Mean ? static_cast<double>(all.value().size()) : 1.0;
+  execute(ir::make_op<ir::OpKind::NumericFloat_DivScalar>(
+      ir::ScalarOpIr{*acc, ir::ScalarIr::f(divisor), p.out}, dtype));
 }
 
 void TaskRunner::execute_graph(const std::vector<ir::OperationIr>& relative,

@@ -7,6 +7,7 @@
 #include <functional>
 #include <memory>
 
+#include "collective.hpp"
 #include "graph.hpp"
 #include "torchbridge/backend/backend.hpp"
 #include "torchbridge/bridge/host.hpp"
@@ -18,6 +19,7 @@ namespace tb::bridge {
 struct SessionServices {
   LocalTransfers* local = nullptr;
   DataStore* data = nullptr;
+  CollectiveHub* collectives = nullptr;
   Limits limits;
   std::chrono::milliseconds transfer_timeout{60000};
   // Ops executed per OperationIr category, host-wide.
@@ -28,8 +30,9 @@ class TaskRunner {
  public:
   using Respond = std::function<void(ir::TaskResponse)>;
 
-  TaskRunner(std::uint64_t session_id, std::unique_ptr<backend::Executor> executor,
-             SessionServices services, Respond respond);
+  TaskRunner(std::uint64_t session_id, std::uint32_t device_index,
+             std::unique_ptr<backend::Executor> executor, SessionServices services,
+             Respond respond);
   ~TaskRunner();
 
   void run(ir::Task& task);
@@ -42,10 +45,12 @@ class TaskRunner {
   void execute_graph(const std::vector<ir::OperationIr>& relative,
                      const ir::GraphBindings& bindings);
   void enforce_memory_limit(const ir::OperationIr* op);
+  void all_reduce(const ir::OperationIr& op);
   // Error -> Burn's ExecutionError.
   static ir::ExecutionError to_wire(const Error& e);
 
   std::uint64_t session_id_;
+  std::uint32_t device_index_;
   std::unique_ptr<backend::Executor> executor_;
   SessionServices services_;
   Respond respond_;

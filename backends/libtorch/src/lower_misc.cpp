@@ -41,6 +41,15 @@ void register_misc_ops(LoweringTable& t) {
   t.on<ir::OpKind::Init_Op>([](OpContext&, const ir::InitOperationIr&) { return ok(); });
   t.on<ir::OpKind::Drop_Op>([](OpContext&, const ir::TensorIr&) { return ok(); });
   t.on<ir::OpKind::Custom_Op>(lower_custom);
+  // Collectives span the sessions of several devices: the host runs them
+  // (bridge/src/collective.cpp) and never hands them to a single executor.
+  t.on<ir::OpKind::Distributed_AllReduce>([](OpContext& ctx, const ir::AllReduceOpIr&) -> Status {
+    return ctx.unsupported(
+        "all_reduce is coordinated by the host across its devices; a lone "
+        "executor cannot run it");
+  });
+  t.on<ir::OpKind::Distributed_SyncCollective>(
+      [](OpContext&, const ir::UnitPayload&) { return ok(); });
 }
 
 }  // namespace tb::backend::libtorch

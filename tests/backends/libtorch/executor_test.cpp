@@ -220,3 +220,28 @@ TEST_F(Custom_Op, MismatchesAreClearErrors) {
 
 }  // namespace
 }  // namespace tb::test
+
+namespace tb::test {
+namespace {
+
+// The collectives run in the host (bridge/src/collective.cpp, tests/bridge/collective_test.cpp);
+// a lone executor refuses AllReduce clearly and treats SyncCollective as done.
+class Distributed_AllReduce : public OpTest {};
+TEST_F(Distributed_AllReduce, ALoneExecutorRefusesWithAClearError) {
+  const auto a = tir(1, {2});
+  put(a, {1, 2});
+  const auto msg = run_error(make_op<OpKind::Distributed_AllReduce>(
+      AllReduceOpIr{a, out(2, {2}), ReduceOperation::Sum, {DeviceIdIr{0, 0}, DeviceIdIr{0, 1}}}));
+  EXPECT_NE(msg.find("Distributed.AllReduce: all_reduce is coordinated by the host"),
+            std::string::npos)
+      << msg;
+}
+
+class Distributed_SyncCollective : public OpTest {};
+TEST_F(Distributed_SyncCollective, IsANoOp) {
+  run(make_op<OpKind::Distributed_SyncCollective>(UnitPayload{}));
+  EXPECT_TRUE(exec->sync());
+}
+
+}  // namespace
+}  // namespace tb::test
