@@ -272,7 +272,7 @@ struct ValueLayout {
     return static_cast<std::size_t>(lines * words_per_line * word_bytes);
   }
   // One value per byte, nothing to mask.
-  bool unpacked() const { return per_word == 1 || word_bytes * 8 == bits; }
+  bool unpacked() const { return per_word == 1; }
 };
 
 Result<ValueLayout> value_layout(const std::vector<std::int64_t>& shape, const QuantScheme& s,
@@ -692,7 +692,6 @@ Result<ir::TensorData> to_data(const QTensor& q) {
   const QuantScheme& s = q.scheme;
   const auto shape = q.shape();
   TB_TRY_ASSIGN(const ValueLayout l, value_layout(shape, s, q.packing));
-  const bool minifloat = is_minifloat(s.value);
 
   std::vector<std::uint8_t> bytes(l.bytes(), 0);
   at::Tensor values = stored_order(plain_values(q), l).to(at::kCPU).contiguous();
@@ -713,7 +712,6 @@ Result<ir::TensorData> to_data(const QTensor& q) {
       }
     }
   }
-  (void)minifloat;
 
   if (q.params) {
     bytes.insert(bytes.end(), q.params->begin(), q.params->end());
