@@ -250,12 +250,9 @@ Status LibTorchExecutor::execute(const ir::OperationIr& op) {
   // dequantized values, and its quantized outputs are requantized afterwards.
   const bool dequantize_op = op.kind == ir::OpKind::Float_Dequantize;
   const bool quantize_op = op.kind == ir::OpKind::Float_Quantize;
-  std::vector<bool> quantized_inputs(resolved.size(), false);
+  const auto dequantized_input = [&](std::size_t i) { return resolved[i]->q && !dequantize_op; };
   bool rewrite = false;
-  for (std::size_t i = 0; i < resolved.size(); ++i) {
-    quantized_inputs[i] = resolved[i]->q && !dequantize_op;
-    rewrite = rewrite || quantized_inputs[i];
-  }
+  for (std::size_t i = 0; i < resolved.size(); ++i) rewrite = rewrite || dequantized_input(i);
   for (const ir::TensorIr* o : tensors.outputs)
     rewrite = rewrite || (o->dtype.is_quantized() && !quantize_op);
   const bool tagged = ir::category_has_dtype(op.category()) && op.dtype.is_quantized();
@@ -269,6 +266,8 @@ Status LibTorchExecutor::execute(const ir::OperationIr& op) {
   if (status && rewrite) {
     plain = op;
     if (tagged && !quantize_op && !dequantize_op) plain.dtype = compute;
+    std::vector<bool> quantized_inputs(resolved.size());
+    for (std::size_t i = 0; i < resolved.size(); ++i) quantized_inputs[i] = dequantized_input(i);
     Dequantized rewriter;
     rewriter.quantized_inputs = &quantized_inputs;
     rewriter.compute = compute;
@@ -282,7 +281,7 @@ Status LibTorchExecutor::execute(const ir::OperationIr& op) {
 
   Context ctx(*run, device_, generator_, custom_ops_.get());
   std::vector<at::Tensor> dequantized;
-  dequantized.reserve(resolved.size());
+  if (rewrite) dequantized.reserve(resolved.size());  // stable addresses for ctx.inputs
   if (status) {
     ctx.inputs.reserve(resolved.size());
     try {
@@ -291,7 +290,7 @@ Status LibTorchExecutor::execute(const ir::OperationIr& op) {
         const std::uint64_t id = run_inputs[i]->id.value;
         if (!h.q) {
           ctx.inputs.push_back({id, &h.tensor});
-        } else if (!quantized_inputs[i]) {
+        } else if (!dequantized_input(i)) {
           ctx.inputs.push_back({id, &h.q->values});
           ctx.quantized_inputs.emplace_back(id, h.q.get());
         } else if (auto values = quant::dequantize(*h.q)) {
@@ -332,7 +331,7 @@ Status LibTorchExecutor::execute(const ir::OperationIr& op) {
     const quant::QTensor* source = nullptr;
     std::size_t sources = 0;
     for (std::size_t i = 0; i < resolved.size(); ++i) {
-      if (quantized_inputs[i] && resolved[i]->q.get() != source) {
+      if (dequantized_input(i) && resolved[i]->q.get() != source) {
         source = resolved[i]->q.get();
         ++sources;
       }
