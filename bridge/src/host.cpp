@@ -520,7 +520,8 @@ class DataConnection : public std::enable_shared_from_this<DataConnection> {
   void respond(DataStore::Payload payload) {
     if (!payload) {
       spdlog::warn("/data: {}", payload.error().what());
-      return close(websocket::close_code::internal_error, "transfer failed");
+      // The downloading host reports the reason (a close reason holds at most 123 bytes).
+      return close(websocket::close_code::internal_error, payload.error().what().substr(0, 123));
     }
     frame_ = std::move(payload).value();
     ws_.async_write(net::buffer(*frame_),
@@ -531,7 +532,7 @@ class DataConnection : public std::enable_shared_from_this<DataConnection> {
                     });
   }
 
-  void close(websocket::close_code code, const char* reason) {
+  void close(websocket::close_code code, std::string_view reason) {
     ws_.async_close(websocket::close_reason(code, reason),
                     [self = shared_from_this()](beast::error_code) {});
   }
@@ -788,9 +789,12 @@ Result<ir::TensorData> download_tensor(const ir::Address& peer, std::uint64_t ke
       });
   ioc.run();
   if (failure || std::string_view(stage) != "done") {
-    const std::string why = failure == beast::error::timeout
-                                ? fmt::format("timed out after {} ms", timeout.count())
-                                : failure.message();
+    std::string why = failure == beast::error::timeout
+                          ? fmt::format("timed out after {} ms", timeout.count())
+                          : failure.message();
+    if (failure == websocket::error::closed && !ws.reason().reason.empty()) {
+      why = fmt::format("the peer closed /data: {}", std::string_view(ws.reason().reason));
+    }
     return make_error(ErrorCode::kIo, "downloading transfer {:#x} from {}:{}: {} while {}", key,
                       host, port, why, stage);
   }

@@ -19,6 +19,12 @@ struct Outputs final : ir::ConstOpVisitor {
     if (is_output) ids.push_back(t.id);
   }
 };
+
+// A registration the executor refused: it has recorded the error for the next sync and poisoned
+// the id, so the client hears of it there; this is only for the log.
+void note(std::uint64_t session, const Status& s) {
+  if (!s) spdlog::debug("session {:016x}: {}", session, s.error().what());
+}
 }  // namespace
 
 TaskRunner::TaskRunner(std::uint64_t session_id, std::uint32_t device_index,
@@ -157,7 +163,7 @@ void TaskRunner::run(ir::Task& task) {
             }
           }
         } else if constexpr (std::is_same_v<T, ir::RegisterAliasTask>) {
-          executor_->register_alias(t.new_id, t.src_id);
+          note(session_id_, executor_->register_alias(t.new_id, t.src_id));
         } else if constexpr (std::is_same_v<T, ir::RegisterTensorRemoteTask>) {
           if (t.remote.peer.kind != ir::PeerKind::WebSocket) {
             executor_->fail(make_error(ErrorCode::kUnsupported,
@@ -175,7 +181,7 @@ void TaskRunner::run(ir::Task& task) {
                 {t.new_id});
             return;
           }
-          executor_->register_tensor(t.new_id, data.value());
+          note(session_id_, executor_->register_tensor(t.new_id, data.value()));
         } else if constexpr (std::is_same_v<T, ir::ExposeTensorRemoteTask>) {
           const std::uint64_t key = DataStore::key_of(t.capability);
           auto data = executor_->read_tensor(t.tensor);
@@ -197,7 +203,7 @@ void TaskRunner::run(ir::Task& task) {
                             {t.new_id});
             return;
           }
-          executor_->register_transferred(t.new_id, *tensor.value());
+          note(session_id_, executor_->register_transferred(t.new_id, *tensor.value()));
         } else if constexpr (std::is_same_v<T, ir::ReadTensorTask>) {
           auto data = executor_->read_tensor(t.tensor);
           ir::ReadTensorResponse r;

@@ -20,8 +20,10 @@ TransferResult LocalTransfers::take(ir::LocalTransferId id, std::chrono::millise
   const bool arrived = exposed_.wait_for(lock, timeout, [&] { return entries_.count(id) != 0; });
   if (!arrived) {
     return make_error(ErrorCode::kTimeout,
-                      "same-host transfer {} was not exposed by its source within {} ms", id,
-                      timeout.count());
+                      "same-host transfer {} was not exposed by its source within {} ms (an "
+                      "unknown transfer id, or a source session that never sent "
+                      "ExposeTensorLocal)",
+                      id, timeout.count());
   }
   auto node = entries_.extract(id);
   return std::move(node.mapped().tensor);

@@ -25,12 +25,74 @@ struct Resolver final : ir::ConstOpVisitor {
 at::Generator make_generator(const at::Device& device) {
   return at::globalContext().defaultGenerator(device).clone();
 }
+
+// Ops that only move values: on a per-tensor quantized input their output keeps its scale, as
+// burn-flex's q_reshape, q_swap_dims, q_select... keep it (block schemes requantize).
+bool moves_values(ir::OpKind kind) {
+  using ir::BaseOp;
+  using ir::OpCategory;
+  constexpr BaseOp kMoves[] = {BaseOp::Reshape, BaseOp::SwapDims, BaseOp::Permute, BaseOp::Flip,
+                               BaseOp::Expand,  BaseOp::Unfold,   BaseOp::Slice,   BaseOp::Select,
+                               BaseOp::Gather,  BaseOp::RepeatDim};
+  for (BaseOp b : kMoves)
+    if (kind == ir::leaf_of(OpCategory::BaseFloat, b)) return true;
+  return false;
+}
+
+// The op as it runs on dequantized values: quantized inputs (and outputs, which are requantized
+// afterwards) in the float dtype `compute`.
+struct Dequantized final : ir::OpVisitor {
+  const std::vector<bool>* quantized_inputs = nullptr;
+  ir::DType compute;
+  bool keep_outputs = false;
+  std::size_t input = 0;
+  void tensor(ir::TensorIr& t, bool is_output) override {
+    if (!is_output) {
+      if ((*quantized_inputs)[input++]) t.dtype = compute;
+    } else if (t.dtype.is_quantized() && !keep_outputs) {
+      t.dtype = compute;
+    }
+  }
+};
 }  // namespace
 
-class LibTorchExecutor::Context final : public OpContext {
+class LibTorchExecutor::Context final : public OpContext, public quant::QuantIo {
  public:
   using OpContext::OpContext;
   std::vector<std::pair<const ir::TensorIr*, at::Tensor>> produced;
+  std::vector<std::pair<const ir::TensorIr*, quant::QTensor>> produced_quantized;
+  std::vector<std::pair<std::uint64_t, const quant::QTensor*>> quantized_inputs;
+
+  bool produced_output(std::uint64_t id) const {
+    for (const auto& p : produced)
+      if (p.first->id.value == id) return true;
+    for (const auto& p : produced_quantized)
+      if (p.first->id.value == id) return true;
+    return false;
+  }
+
+  const quant::QTensor* quantized(const ir::TensorIr& t) const override {
+    for (const auto& [id, q] : quantized_inputs)
+      if (id == t.id.value) return q;
+    return nullptr;
+  }
+
+  Status store_quantized(const ir::TensorIr& t, quant::QTensor value) override {
+    if (!same_shape(value.values.sizes(), t.shape.dims)) {
+      return make_error(ErrorCode::kInvalidArgument, "output #{} has shape {}, declared [{}]",
+                        t.id.value, shape_string(value.values.sizes()),
+                        fmt::join(t.shape.dims, ", "));
+    }
+    value = quant::to_device(value, device());
+    for (auto& p : produced_quantized) {
+      if (p.first->id.value == t.id.value) {
+        p.second = std::move(value);
+        return ok();
+      }
+    }
+    produced_quantized.emplace_back(&t, std::move(value));
+    return ok();
+  }
 
  protected:
   void store(const ir::TensorIr& t, at::Tensor value) override {
@@ -70,7 +132,7 @@ Result<const LibTorchExecutor::Handle*> LibTorchExecutor::lookup(const ir::Tenso
 }
 
 void LibTorchExecutor::poison(std::uint64_t id, const std::shared_ptr<const Error>& error) {
-  handles_[id] = Handle{at::Tensor(), error};
+  handles_[id] = Handle{at::Tensor(), error, nullptr};
 }
 
 void LibTorchExecutor::record(const Error& error) {
@@ -80,14 +142,34 @@ void LibTorchExecutor::record(const Error& error) {
 }
 
 Status LibTorchExecutor::register_tensor(ir::TensorId id, const ir::TensorData& data) {
-  auto tensor = tensor_from_data(data, device_);
-  if (!tensor) {
-    Error e = with_context(tensor.error(), fmt::format("RegisterTensor #{}", id.value));
+  Handle handle;
+  Status status = ok();
+  try {
+    if (data.dtype.is_quantized()) {
+      auto q = quant::from_data(data, device_);
+      if (q) {
+        handle.q = std::make_shared<const quant::QTensor>(std::move(q).value());
+      } else {
+        status = q.error();
+      }
+    } else {
+      auto tensor = tensor_from_data(data, device_);
+      if (tensor) {
+        handle.tensor = std::move(tensor).value();
+      } else {
+        status = tensor.error();
+      }
+    }
+  } catch (const std::exception& e) {
+    status = make_error(ErrorCode::kExecution, "{}", e.what());
+  }
+  if (!status) {
+    Error e = with_context(status.error(), fmt::format("RegisterTensor #{}", id.value));
     poison(id.value, std::make_shared<const Error>(e));
     record(e);
     return e;
   }
-  handles_[id.value] = Handle{std::move(tensor).value(), nullptr};
+  handles_[id.value] = std::move(handle);
   return ok();
 }
 
@@ -109,12 +191,29 @@ Result<ir::TensorData> LibTorchExecutor::read_tensor(const ir::TensorIr& t) {
   auto handle = lookup(t);
   if (!handle) return handle.error();
   const at::Tensor tensor = handle.value()->tensor;
+  const std::shared_ptr<const quant::QTensor> q = handle.value()->q;
   if (t.status == ir::TensorStatus::ReadWrite) handles_.erase(t.id.value);
-  if (!same_shape(tensor.sizes(), t.shape.dims)) {
+  const at::IntArrayRef sizes = q ? q->values.sizes() : tensor.sizes();
+  if (!same_shape(sizes, t.shape.dims)) {
     return make_error(ErrorCode::kInvalidArgument, "tensor #{} has shape {}, read as [{}]",
-                      t.id.value, shape_string(tensor.sizes()), fmt::join(t.shape.dims, ", "));
+                      t.id.value, shape_string(sizes), fmt::join(t.shape.dims, ", "));
   }
   try {
+    if (q) {
+      // Read as stored, whatever scheme the read names (as Burn's backends answer).
+      if (t.dtype.is_quantized()) return quant::to_data(*q);
+      if (!t.dtype.is_float()) {
+        return make_error(ErrorCode::kInvalidArgument, "tensor #{} is quantized ({}), read as {}",
+                          t.id.value, quant::describe(q->scheme), t.dtype.name());
+      }
+      TB_TRY_ASSIGN(const at::Tensor values, quant::dequantize(*q));
+      return data_from_tensor(values, t.dtype);
+    }
+    if (t.dtype.is_quantized()) {
+      return make_error(ErrorCode::kInvalidArgument,
+                        "tensor #{} holds {} values, not quantized ones; read as {}", t.id.value,
+                        c10::toString(tensor.scalar_type()), quant::describe(t.dtype.scheme));
+    }
     return data_from_tensor(tensor, t.dtype);
   } catch (const std::exception& e) {
     return make_error(ErrorCode::kExecution, "reading tensor #{}: {}", t.id.value, e.what());
@@ -135,22 +234,80 @@ Status LibTorchExecutor::execute(const ir::OperationIr& op) {
 
   Resolver tensors;
   ir::visit(op, tensors);
-  Context ctx(op, device_, generator_, custom_ops_.get());
-  ctx.inputs.reserve(tensors.inputs.size());
-
   Status status = ok();
+  std::vector<const Handle*> resolved;
+  resolved.reserve(tensors.inputs.size());
   for (const ir::TensorIr* t : tensors.inputs) {
     auto handle = lookup(*t);
     if (!handle) {
       status = handle.error();
       break;
     }
-    ctx.inputs.push_back({t->id.value, &handle.value()->tensor});
+    resolved.push_back(handle.value());
+  }
+
+  // Quantized tensors reach only the quantization lowering as such; any other op runs on their
+  // dequantized values, and its quantized outputs are requantized afterwards.
+  const bool dequantize_op = op.kind == ir::OpKind::Float_Dequantize;
+  const bool quantize_op = op.kind == ir::OpKind::Float_Quantize;
+  const auto dequantized_input = [&](std::size_t i) { return resolved[i]->q && !dequantize_op; };
+  bool rewrite = false;
+  for (std::size_t i = 0; i < resolved.size(); ++i) rewrite = rewrite || dequantized_input(i);
+  for (const ir::TensorIr* o : tensors.outputs)
+    rewrite = rewrite || (o->dtype.is_quantized() && !quantize_op);
+  const bool tagged = ir::category_has_dtype(op.category()) && op.dtype.is_quantized();
+  rewrite = rewrite || (tagged && !quantize_op && !dequantize_op);
+
+  ir::OperationIr plain;
+  const ir::OperationIr* run = &op;
+  Resolver run_tensors;
+  ir::DType compute = ir::DTypeKind::F32;
+  if (ir::category_has_dtype(op.category()) && op.dtype.is_float()) compute = op.dtype;
+  if (status && rewrite) {
+    plain = op;
+    if (tagged && !quantize_op && !dequantize_op) plain.dtype = compute;
+    std::vector<bool> quantized_inputs(resolved.size());
+    for (std::size_t i = 0; i < resolved.size(); ++i) quantized_inputs[i] = dequantized_input(i);
+    Dequantized rewriter;
+    rewriter.quantized_inputs = &quantized_inputs;
+    rewriter.compute = compute;
+    rewriter.keep_outputs = quantize_op;
+    ir::visit(plain, rewriter);
+    run = &plain;
+    ir::visit(plain, run_tensors);
+  }
+  const auto& run_inputs = rewrite ? run_tensors.inputs : tensors.inputs;
+  const auto& run_outputs = rewrite ? run_tensors.outputs : tensors.outputs;
+
+  Context ctx(*run, device_, generator_, custom_ops_.get());
+  std::vector<at::Tensor> dequantized;
+  if (rewrite) dequantized.reserve(resolved.size());  // stable addresses for ctx.inputs
+  if (status) {
+    ctx.inputs.reserve(resolved.size());
+    try {
+      for (std::size_t i = 0; i < resolved.size() && status; ++i) {
+        const Handle& h = *resolved[i];
+        const std::uint64_t id = run_inputs[i]->id.value;
+        if (!h.q) {
+          ctx.inputs.push_back({id, &h.tensor});
+        } else if (!dequantized_input(i)) {
+          ctx.inputs.push_back({id, &h.q->values});
+          ctx.quantized_inputs.emplace_back(id, h.q.get());
+        } else if (auto values = quant::dequantize(*h.q)) {
+          dequantized.push_back(to_storage(values.value(), compute));
+          ctx.inputs.push_back({id, &dequantized.back()});
+        } else {
+          status = with_context(values.error(), fmt::format("dequantizing input #{}", id));
+        }
+      }
+    } catch (const std::exception& e) {
+      status = make_error(ErrorCode::kExecution, "dequantizing an input: {}", e.what());
+    }
   }
   if (status) {
     const auto& entry = lowering_table().entry(op.kind);
     try {
-      status = entry.fn ? entry.fn(ctx, op)
+      status = entry.fn ? entry.fn(ctx, *run)
                         : Status(make_error(ErrorCode::kUnsupported, "no lowering registered"));
     } catch (const c10::Error& e) {
       status = make_error(ErrorCode::kExecution, "{}", e.what_without_backtrace());
@@ -159,14 +316,55 @@ Status LibTorchExecutor::execute(const ir::OperationIr& op) {
     }
   }
   if (status) {
-    for (const ir::TensorIr* o : tensors.outputs) {
-      bool found = false;
-      for (const auto& p : ctx.produced) found = found || p.first->id.value == o->id.value;
-      if (!found) {
+    for (const ir::TensorIr* o : run_outputs) {
+      if (!ctx.produced_output(o->id.value)) {
         status = make_error(ErrorCode::kInternal, "the lowering did not produce output #{}",
                             o->id.value);
         break;
       }
+    }
+  }
+
+  // Outputs declared quantized but computed in float.
+  std::vector<std::pair<std::uint64_t, quant::QTensor>> requantized;
+  if (status && rewrite && !quantize_op) {
+    const quant::QTensor* source = nullptr;
+    std::size_t sources = 0;
+    for (std::size_t i = 0; i < resolved.size(); ++i) {
+      if (dequantized_input(i) && resolved[i]->q.get() != source) {
+        source = resolved[i]->q.get();
+        ++sources;
+      }
+    }
+    try {
+      for (const ir::TensorIr* o : tensors.outputs) {
+        if (!o->dtype.is_quantized()) continue;
+        const at::Tensor* value = nullptr;
+        for (const auto& p : ctx.produced)
+          if (p.first->id.value == o->id.value) value = &p.second;
+        if (!value) continue;
+        const ir::QuantScheme& scheme = o->dtype.scheme;
+        Result<quant::QTensor> q = make_error(ErrorCode::kInternal, "unset");
+        if (moves_values(op.kind) && sources == 1 && !source->scheme.block && !scheme.block &&
+            source->scheme.value == scheme.value && source->scheme.mode == scheme.mode &&
+            source->scheme.tensor == scheme.tensor) {
+          quant::QTensor like = *source;
+          if (like.scheme != scheme) like.packing = quant::Packing::kPerLine;
+          like.scheme = scheme;
+          q = quant::requantize_like(*value, like);
+        } else {
+          q = quant::quantize_dynamic(*value, scheme);
+        }
+        if (!q) {
+          status = with_context(q.error(), fmt::format("requantizing output #{}", o->id.value));
+          break;
+        }
+        requantized.emplace_back(o->id.value, std::move(q).value());
+      }
+    } catch (const c10::Error& e) {
+      status = make_error(ErrorCode::kExecution, "requantizing: {}", e.what_without_backtrace());
+    } catch (const std::exception& e) {
+      status = make_error(ErrorCode::kExecution, "requantizing: {}", e.what());
     }
   }
 
@@ -182,7 +380,17 @@ Status LibTorchExecutor::execute(const ir::OperationIr& op) {
     record(e);
     return e;
   }
-  for (auto& [t, value] : ctx.produced) handles_[t->id.value] = Handle{std::move(value), nullptr};
+  for (auto& [t, value] : ctx.produced) {
+    handles_[t->id.value] = Handle{std::move(value), nullptr, nullptr};
+  }
+  for (auto& [t, value] : ctx.produced_quantized) {
+    handles_[t->id.value] =
+        Handle{at::Tensor(), nullptr, std::make_shared<const quant::QTensor>(std::move(value))};
+  }
+  for (auto& [id, value] : requantized) {
+    handles_[id] =
+        Handle{at::Tensor(), nullptr, std::make_shared<const quant::QTensor>(std::move(value))};
+  }
   return ok();
 }
 
@@ -222,7 +430,7 @@ ir::DTypeUsageSet LibTorchExecutor::dtype_usage(const ir::DType& dtype) {
     case DTypeKind::F32:
       return {static_cast<std::uint8_t>(general | (device_.is_cuda() ? ir::kUsageAccelerated : 0))};
     case DTypeKind::QFloat:
-      return {0};  // completed by the quantization lowering
+      return quant::usage(dtype.scheme);
     default:
       return {general};
   }
@@ -237,19 +445,43 @@ Result<std::shared_ptr<const Transferable>> LibTorchExecutor::take_for_transfer(
     const ir::TensorIr& t) {
   auto handle = lookup(t);
   if (!handle) return handle.error();
-  auto out = std::make_shared<const TorchTransferable>(handle.value()->tensor, t.dtype);
+  std::shared_ptr<const Transferable> out;
+  if (const auto& q = handle.value()->q) {
+    try {
+      TB_TRY_ASSIGN(auto transfer, quant::prepare_transfer(*q));
+      out = std::make_shared<const QuantTransferable>(std::move(transfer));
+    } catch (const std::exception& e) {
+      return make_error(ErrorCode::kExecution, "dequantizing tensor #{} for its transfer: {}",
+                        t.id.value, e.what());
+    }
+  } else {
+    out = std::make_shared<const TorchTransferable>(handle.value()->tensor, t.dtype);
+  }
   if (t.status == ir::TensorStatus::ReadWrite) handles_.erase(t.id.value);
-  return std::shared_ptr<const Transferable>(std::move(out));
+  return out;
 }
 
 Status LibTorchExecutor::register_transferred(ir::TensorId id, const Transferable& tensor) {
   const auto* torch = dynamic_cast<const TorchTransferable*>(&tensor);
-  if (!torch) {
+  const auto* quantized = dynamic_cast<const QuantTransferable*>(&tensor);
+  if (!torch && !quantized) {
     return make_error(ErrorCode::kInvalidArgument, "tensor #{} comes from another backend",
                       id.value);
   }
   try {
-    handles_[id.value] = Handle{torch->tensor().to(device_), nullptr};
+    if (quantized) {
+      auto q = quant::finish_transfer(quantized->transfer(), device_);
+      if (!q) {
+        Error err = with_context(q.error(), fmt::format("requantizing tensor #{}", id.value));
+        poison(id.value, std::make_shared<const Error>(err));
+        record(err);
+        return err;
+      }
+      handles_[id.value] = Handle{at::Tensor(), nullptr,
+                                  std::make_shared<const quant::QTensor>(std::move(q).value())};
+    } else {
+      handles_[id.value] = Handle{torch->tensor().to(device_), nullptr, nullptr};
+    }
   } catch (const std::exception& e) {
     Error err = make_error(ErrorCode::kExecution, "moving tensor #{} to {}: {}", id.value,
                            device_.str(), e.what());
@@ -294,13 +526,20 @@ ExecutorStats LibTorchExecutor::stats() const {
     if (h.tensor.defined()) {
       s.live_bytes += static_cast<std::uint64_t>(h.tensor.numel()) * h.tensor.element_size();
     }
+    if (h.q) s.live_bytes += h.q->nbytes();
   }
   return s;
 }
 
 at::Tensor LibTorchExecutor::stored(std::uint64_t id) const {
   const auto it = handles_.find(id);
-  return it == handles_.end() ? at::Tensor() : it->second.tensor;
+  if (it == handles_.end()) return at::Tensor();
+  return it->second.q ? it->second.q->values : it->second.tensor;
+}
+
+const quant::QTensor* LibTorchExecutor::stored_quantized(std::uint64_t id) const {
+  const auto it = handles_.find(id);
+  return it == handles_.end() ? nullptr : it->second.q.get();
 }
 
 }  // namespace tb::backend::libtorch

@@ -9,6 +9,7 @@
 
 #include <ATen/ATen.h>
 
+#include "quant.hpp"
 #include "torchbridge/backend/backend.hpp"
 #include "torchbridge/libtorch/libtorch.hpp"
 
@@ -27,6 +28,24 @@ class TorchTransferable final : public Transferable {
 
  private:
   at::Tensor tensor_;
+  ir::DType dtype_;
+};
+
+// A quantized tensor parked for a same-host transfer: dequantized by torch, requantized with the
+// same scales where it arrives (quant::Transfer).
+class QuantTransferable final : public Transferable {
+ public:
+  explicit QuantTransferable(quant::Transfer transfer)
+      : transfer_(std::move(transfer)), dtype_(ir::DType::qfloat(transfer_.meta.scheme)) {}
+  const ir::DType& dtype() const override { return dtype_; }
+  std::uint64_t bytes() const override {
+    const at::Tensor& t = transfer_.raw ? transfer_.meta.values : transfer_.dequantized;
+    return static_cast<std::uint64_t>(t.numel()) * t.element_size();
+  }
+  const quant::Transfer& transfer() const { return transfer_; }
+
+ private:
+  quant::Transfer transfer_;
   ir::DType dtype_;
 };
 
@@ -52,13 +71,17 @@ class LibTorchExecutor final : public Executor {
   void profile_abandon(const ir::ProfileToken& token) override;
   ExecutorStats stats() const override;
 
-  // For tests: the stored tensor under an id (undefined when absent or poisoned).
+  // For tests: the stored tensor under an id (undefined when absent or poisoned; the values of a
+  // quantized one).
   at::Tensor stored(std::uint64_t id) const;
+  // For tests: the quantized tensor under an id (nullptr when none).
+  const quant::QTensor* stored_quantized(std::uint64_t id) const;
 
  private:
   struct Handle {
     at::Tensor tensor;
-    std::shared_ptr<const Error> error;  // set: the tensor is poisoned
+    std::shared_ptr<const Error> error;       // set: the tensor is poisoned
+    std::shared_ptr<const quant::QTensor> q;  // set: a quantized tensor (`tensor` is undefined)
   };
   class Context;
 
