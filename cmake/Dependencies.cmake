@@ -12,6 +12,25 @@ if(NOT TARGET tb_torch)
   target_include_directories(tb_torch SYSTEM INTERFACE ${TORCH_INCLUDE_DIRS})
   target_link_libraries(tb_torch INTERFACE ${TORCH_LIBRARIES})
 endif()
+# PyTorch's LibTorch 2.x ships fmt's headers (fmt 11/12) inside its include root, which is searched
+# before /usr/include: our code and spdlog would compile against those headers yet link Debian's
+# libfmt (another major version). A directory holding only a link to the fmt we found goes first.
+foreach(_tb_dir ${TORCH_INCLUDE_DIRS})
+  if(EXISTS "${_tb_dir}/fmt/core.h" AND NOT TARGET tb_fmt_first)
+    get_target_property(_tb_fmt_inc fmt::fmt INTERFACE_INCLUDE_DIRECTORIES)
+    if(NOT _tb_fmt_inc)
+      set(_tb_fmt_inc /usr/include)
+    endif()
+    list(GET _tb_fmt_inc 0 _tb_fmt_inc)
+    set(_tb_shadow "${CMAKE_BINARY_DIR}/tb-fmt-first")
+    file(MAKE_DIRECTORY "${_tb_shadow}")
+    file(CREATE_LINK "${_tb_fmt_inc}/fmt" "${_tb_shadow}/fmt" SYMBOLIC)
+    include_directories(BEFORE SYSTEM "${_tb_shadow}")
+    message(STATUS "LibTorch bundles fmt headers (${_tb_dir}/fmt); using ${_tb_fmt_inc}/fmt first")
+    add_library(tb_fmt_first INTERFACE)
+  endif()
+endforeach()
+
 # TORCH_CXX_FLAGS carries -D_GLIBCXX_USE_CXX11_ABI for PyTorch's pre-built wheels: every target
 # must agree on it, or std::string crosses library boundaries with two layouts.
 separate_arguments(_tb_torch_flags UNIX_COMMAND "${TORCH_CXX_FLAGS}")
