@@ -313,7 +313,7 @@ Result<ir::TensorData> read(Tensor& t, std::optional<std::chrono::milliseconds> 
 
 Tensor transfer(Tensor t, const Device& target) {
   if (!t.defined()) return Tensor::failed(invalid("to", "moving an undefined tensor"));
-  if (const Error* e = t.error()) return t;
+  if (t.error()) return t;
   if (!target.valid()) return Tensor::failed(invalid("to", "the target Device is not connected"));
   auto source = t.node()->session;
   const auto& dest = target.session();

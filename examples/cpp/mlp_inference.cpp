@@ -64,7 +64,13 @@ int main(int argc, char** argv) {
   auto classes = tc::argmax(probs, 1);
 
   auto p = std::move(probs).to_vector<float>();
-  auto c = std::move(classes).to_vector<std::int32_t>();
+  // Indices come in the host's int dtype (I64 on torchbridge, I32 on Burn's Flex).
+  auto c = classes.dtype().kind == tb::ir::DTypeKind::I64
+               ? std::move(classes).to_vector<std::int64_t>()
+               : [&]() -> tb::Result<std::vector<std::int64_t>> {
+                   TB_TRY_ASSIGN(auto v, std::move(classes).to_vector<std::int32_t>());
+                   return std::vector<std::int64_t>(v.begin(), v.end());
+                 }();
   if (!p || !c) {
     std::fprintf(stderr, "inference failed: %s\n", (!p ? p.error() : c.error()).what().c_str());
     return 1;
@@ -79,7 +85,7 @@ int main(int argc, char** argv) {
     float m = logits[r * kOut], sum = 0;
     for (std::size_t o = 1; o < kOut; ++o) m = std::max(m, logits[r * kOut + o]);
     for (std::size_t o = 0; o < kOut; ++o) sum += std::exp(logits[r * kOut + o] - m);
-    std::printf("sample %zu: class %d  p = [", r, c.value()[r]);
+    std::printf("sample %zu: class %lld  p = [", r, static_cast<long long>(c.value()[r]));
     for (std::size_t o = 0; o < kOut; ++o) {
       const float local = std::exp(logits[r * kOut + o] - m) / sum;
       max_diff = std::max(max_diff, std::abs(local - p.value()[r * kOut + o]));
