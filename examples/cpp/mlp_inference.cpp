@@ -51,7 +51,8 @@ int main(int argc, char** argv) {
 
   const auto w1 = weights(kIn * kHidden, 0.1f), b1 = weights(kHidden, 1.3f);
   const auto w2 = weights(kHidden * kOut, 2.2f), b2 = weights(kOut, 0.4f);
-  const auto x = weights(kBatch * kIn, 3.7f);
+  auto x = weights(kBatch * kIn, 3.7f);
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] *= (i / kIn % 2 ? -4.0f : 4.0f);
 
   auto fc1 = tc::Tensor::from_vector(dev, w1, {kIn, kHidden});
   auto fc1_bias = tc::Tensor::from_vector(dev, b1);
@@ -68,9 +69,9 @@ int main(int argc, char** argv) {
   auto c = classes.dtype().kind == tb::ir::DTypeKind::I64
                ? std::move(classes).to_vector<std::int64_t>()
                : [&]() -> tb::Result<std::vector<std::int64_t>> {
-                   TB_TRY_ASSIGN(auto v, std::move(classes).to_vector<std::int32_t>());
-                   return std::vector<std::int64_t>(v.begin(), v.end());
-                 }();
+    TB_TRY_ASSIGN(auto v, std::move(classes).to_vector<std::int32_t>());
+    return std::vector<std::int64_t>(v.begin(), v.end());
+  }();
   if (!p || !c) {
     std::fprintf(stderr, "inference failed: %s\n", (!p ? p.error() : c.error()).what().c_str());
     return 1;
