@@ -1,0 +1,561 @@
+#include "session.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <random>
+
+#include <boost/asio.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/websocket.hpp>
+
+#include "torchbridge/ir/codec.hpp"
+
+namespace tb::client {
+
+namespace net = boost::asio;
+namespace beast = boost::beast;
+namespace websocket = beast::websocket;
+using tcp = net::ip::tcp;
+
+// burn-communication's Address parsing: scheme defaults to ws and is lower-cased; path, query and
+// fragment are dropped; the host is kept as written; the port is what follows the last ':' when
+// it parses as a u16.
+Result<ir::Address> parse_address(std::string_view text) {
+  ir::Address a;
+  std::string_view rest = text;
+  if (const auto p = rest.find("://"); p != std::string_view::npos) {
+    a.scheme = std::string(rest.substr(0, p));
+    std::transform(a.scheme.begin(), a.scheme.end(), a.scheme.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    rest.remove_prefix(p + 3);
+  } else {
+    a.scheme = "ws";
+  }
+  if (const auto p = rest.find_first_of("/?#"); p != std::string_view::npos) {
+    rest = rest.substr(0, p);
+  }
+  const auto colon = rest.rfind(':');
+  const auto bracket = rest.rfind(']');
+  if (colon != std::string_view::npos && (bracket == std::string_view::npos || colon > bracket)) {
+    const auto port_text = rest.substr(colon + 1);
+    unsigned long port = 0;
+    bool numeric = !port_text.empty() && port_text.size() <= 5;
+    for (char c : port_text) {
+      numeric = numeric && std::isdigit(static_cast<unsigned char>(c));
+      if (numeric) port = port * 10 + static_cast<unsigned long>(c - '0');
+    }
+    if (numeric && port <= 65535) {
+      a.port = static_cast<std::uint16_t>(port);
+      rest = rest.substr(0, colon);
+    }
+  }
+  a.host = std::string(rest);
+  if (a.host.empty()) {
+    return make_error(ErrorCode::kInvalidArgument, "'{}' names no host", text);
+  }
+  if (a.scheme != "ws") {
+    return make_error(ErrorCode::kUnsupported,
+                      "'{}': only ws:// is supported (Burn's websocket client has no TLS)", text);
+  }
+  return a;
+}
+
+std::string format_address(const ir::Address& a) {
+  return a.port ? fmt::format("{}://{}:{}", a.scheme, a.host, *a.port)
+                : fmt::format("{}://{}", a.scheme, a.host);
+}
+
+namespace detail {
+
+ir::TensorId new_tensor_id() {
+  static std::atomic<std::uint64_t> next{0};
+  return ir::TensorId{next.fetch_add(1)};
+}
+
+ir::StreamId current_stream() {
+  static std::atomic<std::uint64_t> next{0};
+  thread_local const std::uint64_t stream = next.fetch_add(1);
+  return ir::StreamId{stream};
+}
+
+namespace {
+
+std::uint64_t random_u64() {
+  static std::mutex mutex;
+  static std::mt19937_64 rng{std::random_device{}() ^
+                             (static_cast<std::uint64_t>(std::random_device{}()) << 32)};
+  std::lock_guard lock(mutex);
+  return rng();
+}
+
+std::size_t payload_bytes(const ir::RemoteMessage& m) {
+  if (const auto* t = std::get_if<ir::Task>(&m)) {
+    if (const auto* r = std::get_if<ir::RegisterTensorTask>(t)) return r->data.bytes.size();
+  }
+  return 0;
+}
+
+// Runs one asynchronous operation on an io_context nobody else runs yet, bounded in time.
+template <class Stream, class Op>
+beast::error_code run_bounded(net::io_context& ioc, Stream& stream,
+                              std::chrono::milliseconds timeout, Op op) {
+  beast::error_code result = net::error::would_block;
+  beast::get_lowest_layer(stream).expires_after(timeout);
+  op([&result](beast::error_code ec, auto&&...) { result = ec; });
+  ioc.restart();
+  ioc.run();
+  return result;
+}
+
+}  // namespace
+
+struct Session::Io {
+  net::io_context ioc;
+  websocket::stream<beast::tcp_stream> ws{ioc};
+  beast::flat_buffer read_buffer;
+  // IO-thread only.
+  std::deque<std::shared_ptr<const std::vector<std::uint8_t>>> queue;
+  bool writing = false;
+  bool close_requested = false;
+  bool close_started = false;
+  std::thread thread;
+  std::optional<net::executor_work_guard<net::io_context::executor_type>> guard;
+  // Set once the connection is over (closed by us, by the host, or failed).
+  std::promise<void> ended;
+  std::atomic<bool> ended_set{false};
+};
+
+Session::Session(std::string address, ir::Address peer, std::uint32_t index, SessionOptions options)
+    : address_(std::move(address)),
+      peer_(std::move(peer)),
+      index_(index),
+      options_(std::move(options)),
+      io_(std::make_unique<Io>()) {
+  if (options_.flush_threshold == 0) options_.flush_threshold = 1;
+}
+
+Result<std::shared_ptr<Session>> Session::connect(std::string_view address, std::uint32_t index,
+                                                  SessionOptions options) {
+  TB_TRY_ASSIGN(auto peer, parse_address(address));
+  auto display = format_address(peer);
+  std::shared_ptr<Session> session(
+      new Session(display, std::move(peer), index, std::move(options)));
+  TB_TRY(session->open());
+  return session;
+}
+
+Status Session::open() {
+  auto& io = *io_;
+  const auto where = describe();
+  const auto timeout = options_.connect_timeout;
+  const std::string port = peer_.port ? std::to_string(*peer_.port) : "80";
+  // Brackets of an IPv6 literal belong to the URL, not to the name the resolver takes.
+  std::string host = peer_.host;
+  if (host.size() > 2 && host.front() == '[' && host.back() == ']') {
+    host = host.substr(1, host.size() - 2);
+  }
+
+  // Host names here are loopback or numeric in practice; the resolver answers at once for those.
+  tcp::resolver resolver(io.ioc);
+  beast::error_code resolve_ec;
+  const auto endpoints = resolver.resolve(host, port, resolve_ec);
+  if (resolve_ec) {
+    return make_error(ErrorCode::kIo, "{}: cannot resolve the host: {}", where,
+                      resolve_ec.message());
+  }
+  auto ec = run_bounded(io.ioc, io.ws, timeout, [&](auto done) {
+    beast::get_lowest_layer(io.ws).async_connect(endpoints, done);
+  });
+  if (ec) return make_error(ErrorCode::kIo, "{}: cannot connect: {}", where, ec.message());
+  beast::get_lowest_layer(io.ws).socket().set_option(tcp::no_delay(true), ec);
+
+  const std::string host_header =
+      peer_.port ? fmt::format("{}:{}", peer_.host, *peer_.port) : peer_.host;
+  ec = run_bounded(io.ioc, io.ws, timeout,
+                   [&](auto done) { io.ws.async_handshake(host_header, "/session", done); });
+  if (ec) {
+    return make_error(ErrorCode::kIo, "{}: websocket upgrade on /session failed: {}", where,
+                      ec.message());
+  }
+  io.ws.binary(true);
+  // Burn's client writes each message as one frame and accepts messages of any size.
+  io.ws.auto_fragment(false);
+  io.ws.read_message_max(0);
+
+  // The handshake: one frame holding exactly one Init, answered first with id 0.
+  session_id_ = options_.session_id ? *options_.session_id : random_u64();
+  const std::vector<std::uint8_t> credential(options_.credential.begin(),
+                                             options_.credential.end());
+  const ir::ClientFrame init{
+      ir::SessionInit{ir::kProtocolVersion, ir::SessionId{session_id_}, index_,
+                      ir::Bytes::copy_of(credential.data(), credential.size())}};
+  const auto init_bytes = ir::encode(init);
+  ec = run_bounded(io.ioc, io.ws, timeout,
+                   [&](auto done) { io.ws.async_write(net::buffer(init_bytes), done); });
+  if (ec) return make_error(ErrorCode::kIo, "{}: sending Init failed: {}", where, ec.message());
+  ec = run_bounded(io.ioc, io.ws, timeout,
+                   [&](auto done) { io.ws.async_read(io.read_buffer, done); });
+  if (ec == beast::error::timeout) {
+    return make_error(ErrorCode::kTimeout, "{}: no answer to Init within {} ms", where,
+                      timeout.count());
+  }
+  if (ec) {
+    return make_error(ErrorCode::kIo, "{}: the host closed the session before answering Init ({})",
+                      where, ec.message());
+  }
+  const auto d = io.read_buffer.data();
+  auto reply = ir::decode<ir::TaskResponse>(ir::Bytes::copy_of(d.data(), d.size()));
+  io.read_buffer.consume(io.read_buffer.size());
+  if (!reply) {
+    return with_context(reply.error(), fmt::format("{}: the answer to Init", where));
+  }
+  if (const auto* refused = std::get_if<ir::InitRefusedResponse>(&reply.value().content)) {
+    switch (refused->refusal.kind) {
+      case ir::RefusalKind::Unauthorized:
+        return make_error(ErrorCode::kUnauthorized, "{}: the host refused the credential", where);
+      case ir::RefusalKind::NoSuchDevice:
+        return make_error(ErrorCode::kNotFound, "{}: the host has {} device(s), no device {}",
+                          where, refused->refusal.value, index_);
+      case ir::RefusalKind::IncompatibleProtocol:
+        return make_error(ErrorCode::kUnsupported,
+                          "{}: the host speaks protocol version {}, this client {}", where,
+                          refused->refusal.value, ir::kProtocolVersion);
+    }
+  }
+  const auto* init_reply = std::get_if<ir::InitResponse>(&reply.value().content);
+  if (!init_reply) {
+    return make_error(ErrorCode::kDecode, "{}: expected the Init answer, got {}", where,
+                      ir::response_name(reply.value().content));
+  }
+  if (init_reply->info.version != ir::kProtocolVersion) {
+    return make_error(ErrorCode::kUnsupported,
+                      "{}: the host speaks protocol version {}, this client {}", where,
+                      init_reply->info.version, ir::kProtocolVersion);
+  }
+  info_ = init_reply->info;
+
+  // From here on the socket idles as long as the program does: no timeouts, no pings (Burn's
+  // peers send none either).
+  beast::get_lowest_layer(io.ws).expires_never();
+  io.ws.set_option(websocket::stream_base::timeout{websocket::stream_base::none(),
+                                                   websocket::stream_base::none(), false});
+
+  struct Reader {
+    Session* self;
+    void operator()(beast::error_code ec, std::size_t) const {
+      auto& io = *self->io_;
+      if (ec) {
+        const bool ours = io.close_started;
+        self->fail(ours ? Error{ErrorCode::kIo, "the session was closed", self->describe()}
+                        : Error{ErrorCode::kIo,
+                                fmt::format("the connection ended: {}", ec.message()),
+                                self->describe()});
+        return;
+      }
+      const auto d = io.read_buffer.data();
+      auto reply = ir::decode<ir::TaskResponse>(ir::Bytes::copy_of(d.data(), d.size()));
+      io.read_buffer.consume(io.read_buffer.size());
+      // Like Burn's demux: an undecodable answer or an unknown id is dropped; the caller
+      // waiting for it times out.
+      if (reply) {
+        std::shared_ptr<Pending> pending;
+        {
+          std::lock_guard lock(self->mutex_);
+          auto it = self->pending_.find(reply.value().id);
+          if (it != self->pending_.end()) {
+            pending = std::move(it->second);
+            self->pending_.erase(it);
+          }
+        }
+        if (pending) pending->promise.set_value(std::move(reply.value().content));
+      }
+      io.ws.async_read(io.read_buffer, *this);
+    }
+  };
+  io.guard.emplace(io.ioc.get_executor());
+  io.ioc.restart();
+  io.ws.async_read(io.read_buffer, Reader{this});
+  io.thread = std::thread([this] { io_->ioc.run(); });
+  return ok();
+}
+
+Session::~Session() {
+  close();
+  auto& io = *io_;
+  if (io.thread.joinable()) {
+    io.guard.reset();
+    io.ioc.stop();
+    io.thread.join();
+  }
+}
+
+std::string Session::describe() const {
+  return fmt::format("{} device {}", address_, index_);
+}
+
+bool Session::connected() const {
+  std::lock_guard lock(mutex_);
+  return !failure_ && !closing_;
+}
+
+std::optional<Error> Session::failure() const {
+  std::lock_guard lock(mutex_);
+  return failure_;
+}
+
+Error Session::ended_error() const {
+  std::lock_guard lock(mutex_);
+  if (failure_) return *failure_;
+  return Error{ErrorCode::kIo, "the session was closed", describe()};
+}
+
+void Session::submit(ir::Task task) {
+  std::lock_guard lock(mutex_);
+  if (failure_ || closing_) return;
+  ir::RemoteMessage message(std::move(task));
+  batch_bytes_ += payload_bytes(message);
+  batch_.push_back(std::move(message));
+  if (batch_.size() >= options_.flush_threshold || batch_bytes_ >= options_.flush_bytes_threshold) {
+    flush_locked();
+  }
+}
+
+void Session::submit_now(ir::Task task) {
+  std::lock_guard lock(mutex_);
+  if (failure_ || closing_) return;
+  batch_.emplace_back(std::move(task));
+  flush_locked();
+}
+
+Status Session::flush() {
+  std::lock_guard lock(mutex_);
+  if (failure_) return *failure_;
+  if (closing_) return Error{ErrorCode::kIo, "the session was closed", describe()};
+  flush_locked();
+  return ok();
+}
+
+void Session::flush_locked() {
+  if (batch_.empty()) return;
+  auto frame = std::make_shared<const std::vector<std::uint8_t>>(ir::encode(batch_));
+  batch_.clear();
+  batch_bytes_ = 0;
+  // Posted under the lock: frames reach the writer in the order their tasks were submitted.
+  net::post(io_->ioc, [this, frame = std::move(frame)] {
+    auto& io = *io_;
+    io.queue.push_back(frame);
+    if (io.writing) return;
+    struct Writer {
+      Session* self;
+      void start() const {
+        auto& io = *self->io_;
+        if (io.queue.empty()) {
+          io.writing = false;
+          if (io.close_requested && !io.close_started) {
+            io.close_started = true;
+            io.ws.async_close(websocket::close_code::normal, [](beast::error_code) {});
+          }
+          return;
+        }
+        io.writing = true;
+        io.ws.async_write(net::buffer(*io.queue.front()), *this);
+      }
+      void operator()(beast::error_code ec, std::size_t) const {
+        auto& io = *self->io_;
+        io.queue.pop_front();
+        if (ec) {
+          io.writing = false;
+          io.queue.clear();
+          self->fail(Error{ErrorCode::kIo, fmt::format("sending a frame failed: {}", ec.message()),
+                           self->describe()});
+          return;
+        }
+        start();
+      }
+    };
+    Writer{this}.start();
+  });
+}
+
+Result<ir::TaskResponseContent> Session::request(const std::function<ir::Task(ir::RequestId)>& make,
+                                                 std::optional<std::chrono::milliseconds> timeout) {
+  auto pending = std::make_shared<Pending>();
+  auto future = pending->promise.get_future();
+  ir::RequestId id = 0;
+  std::string what;
+  {
+    std::lock_guard lock(mutex_);
+    if (failure_) return *failure_;
+    if (closing_) return Error{ErrorCode::kIo, "the session was closed", describe()};
+    id = next_request_++;
+    pending_.emplace(id, pending);
+    ir::Task task = make(id);
+    what = std::string(ir::task_name(task));
+    batch_.emplace_back(std::move(task));
+    flush_locked();
+  }
+  const auto limit = timeout.value_or(options_.request_timeout);
+  if (future.wait_for(limit) != std::future_status::ready) {
+    {
+      std::lock_guard lock(mutex_);
+      pending_.erase(id);
+    }
+    if (future.wait_for(std::chrono::milliseconds(0)) != std::future_status::ready) {
+      return make_error(ErrorCode::kTimeout, "{}: no answer to {} #{} within {} ms", describe(),
+                        what, id, limit.count());
+    }
+  }
+  return future.get();
+}
+
+void Session::fail(Error error) {
+  std::unordered_map<ir::RequestId, std::shared_ptr<Pending>> pending;
+  {
+    std::lock_guard lock(mutex_);
+    if (!failure_) failure_ = error;
+    pending.swap(pending_);
+    batch_.clear();
+  }
+  for (auto& [id, p] : pending) p->promise.set_value(error);
+  if (!io_->ended_set.exchange(true)) io_->ended.set_value();
+}
+
+void Session::close() {
+  {
+    std::lock_guard lock(mutex_);
+    if (closing_) return;
+    closing_ = true;
+    if (!failure_ && io_->thread.joinable()) {
+      // Burn's service drop: Close(session id) appended to the last batch, then a close frame.
+      batch_.emplace_back(ir::SessionId{session_id_});
+      flush_locked();
+    }
+  }
+  auto& io = *io_;
+  if (!io.thread.joinable()) return;
+  auto ended = io.ended.get_future();
+  net::post(io.ioc, [this] {
+    auto& io = *io_;
+    io.close_requested = true;
+    if (!io.writing && !io.close_started) {
+      io.close_started = true;
+      io.ws.async_close(websocket::close_code::normal, [](beast::error_code) {});
+    }
+  });
+  if (ended.wait_for(options_.close_timeout) != std::future_status::ready) {
+    fail(Error{ErrorCode::kTimeout,
+               fmt::format("the host did not close within {} ms", options_.close_timeout.count()),
+               describe()});
+  }
+  io.guard.reset();
+  io.ioc.stop();
+  io.thread.join();
+}
+
+}  // namespace detail
+
+// ---- Device. -------------------------------------------------------------------------------
+
+Result<Device> Device::connect(std::string_view address, std::uint32_t index,
+                               SessionOptions options) {
+  TB_TRY_ASSIGN(auto session, detail::Session::connect(address, index, std::move(options)));
+  return Device(std::move(session));
+}
+
+namespace {
+// What an unconnected Device (default-constructed) reports: empty values, never a crash.
+const std::string kNoAddress;
+const ir::Address kNoPeer{};
+const ir::DeviceSettings kNoSettings{};
+const SessionOptions kNoOptions{};
+}  // namespace
+
+const std::string& Device::address() const {
+  return session_ ? session_->address() : kNoAddress;
+}
+const ir::Address& Device::peer_address() const {
+  return session_ ? session_->peer_address() : kNoPeer;
+}
+std::uint32_t Device::index() const {
+  return session_ ? session_->index() : 0;
+}
+std::uint32_t Device::device_count() const {
+  return session_ ? session_->device_count() : 0;
+}
+const ir::DeviceSettings& Device::settings() const {
+  return session_ ? session_->settings() : kNoSettings;
+}
+ir::DType Device::float_dtype() const {
+  return ir::DType(static_cast<ir::DTypeKind>(settings().float_dtype));
+}
+ir::DType Device::int_dtype() const {
+  // IntDType's variants follow DTypeKind's from I64 on.
+  return ir::DType(static_cast<ir::DTypeKind>(static_cast<int>(ir::DTypeKind::I64) +
+                                              static_cast<int>(settings().int_dtype)));
+}
+ir::DType Device::bool_dtype() const {
+  return ir::DType::boolean(settings().bool_dtype);
+}
+const SessionOptions& Device::options() const {
+  return session_ ? session_->options() : kNoOptions;
+}
+
+Status Device::sync(std::optional<std::chrono::milliseconds> timeout) const {
+  if (!session_) return make_error(ErrorCode::kInvalidArgument, "sync on an unconnected Device");
+  const auto stream = detail::current_stream();
+  TB_TRY_ASSIGN(auto content, session_->request(
+                                  [&](ir::RequestId id) {
+                                    return ir::Task(ir::SyncBackendTask{id, stream});
+                                  },
+                                  timeout));
+  const auto* r = std::get_if<ir::SyncBackendResponse>(&content);
+  if (!r) {
+    return make_error(ErrorCode::kDecode, "{}: SyncBackend answered with {}", session_->describe(),
+                      ir::response_name(content));
+  }
+  if (const auto* e = std::get_if<ir::ExecutionError>(&r->result)) {
+    return Error{ErrorCode::kExecution, e->reason, session_->describe()};
+  }
+  return ok();
+}
+
+Result<std::uint8_t> Device::dtype_usage(const ir::DType& dtype,
+                                         std::optional<std::chrono::milliseconds> timeout) const {
+  if (!session_)
+    return make_error(ErrorCode::kInvalidArgument, "dtype_usage on an unconnected Device");
+  TB_TRY_ASSIGN(auto content, session_->request(
+                                  [&](ir::RequestId id) {
+                                    return ir::Task(ir::DTypeUsageTask{id, dtype});
+                                  },
+                                  timeout));
+  const auto* r = std::get_if<ir::DTypeUsageResponse>(&content);
+  if (!r) {
+    return make_error(ErrorCode::kDecode, "{}: DTypeUsage answered with {}", session_->describe(),
+                      ir::response_name(content));
+  }
+  return r->usage.bits;
+}
+
+void Device::seed(std::uint64_t seed) const {
+  if (session_) session_->submit(ir::SeedTask{seed});
+}
+
+Status Device::flush() const {
+  if (!session_) return make_error(ErrorCode::kInvalidArgument, "flush on an unconnected Device");
+  return session_->flush();
+}
+
+void Device::close() const {
+  if (session_) session_->close();
+}
+
+bool Device::connected() const {
+  return session_ && session_->connected();
+}
+
+std::optional<Error> Device::failure() const {
+  if (!session_) return std::nullopt;
+  return session_->failure();
+}
+
+}  // namespace tb::client

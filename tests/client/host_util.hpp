@@ -1,0 +1,46 @@
+// An in-process torchbridge host (LibTorch CPU devices, any free port) for client tests, with one
+// custom op registered: "tb.test.axpy" computes inputs[0] * scalars[0] + inputs[1].
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "torchbridge/bridge/host.hpp"
+#include "torchbridge/libtorch/libtorch.hpp"
+
+namespace tb::test {
+
+class ClientTestHost {
+ public:
+  explicit ClientTestHost(int devices = 1) {
+    auto registry = std::make_shared<backend::libtorch::CustomOpRegistry>();
+    registry->add(
+        "tb.test.axpy",
+        [](const backend::libtorch::CustomOpCall& call) -> Result<std::vector<at::Tensor>> {
+          if (call.inputs.size() != 2 || call.op.scalars.size() != 1) {
+            return make_error(ErrorCode::kInvalidArgument, "axpy takes two inputs and one scalar");
+          }
+          return std::vector<at::Tensor>{call.inputs[0] * call.op.scalars[0].as_double() +
+                                         call.inputs[1]};
+        });
+    bridge::HostOptions options;
+    options.port = 0;
+    options.transfer_timeout = std::chrono::seconds(10);
+    std::vector<std::shared_ptr<backend::Backend>> backends;
+    for (int i = 0; i < devices; ++i) {
+      backends.push_back(std::move(backend::libtorch::make_backend({"cpu", registry})).value());
+    }
+    host_ = std::make_unique<bridge::Host>(options, std::move(backends));
+    auto s = host_->start();
+    EXPECT_TRUE(s) << (s ? "" : s.error().what());
+  }
+  std::string address() const { return "ws://127.0.0.1:" + std::to_string(host_->port()); }
+  bridge::Host& host() { return *host_; }
+
+ private:
+  std::unique_ptr<bridge::Host> host_;
+};
+
+}  // namespace tb::test
