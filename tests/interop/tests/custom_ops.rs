@@ -12,7 +12,7 @@ use std::sync::OnceLock;
 use burn::backend::{DispatchDevice, Remote};
 use burn::prelude::*;
 use burn::tensor::remote::CustomOpClient;
-use burn::tensor::{DType, TensorData};
+use burn::tensor::DType;
 use burn_ir::{CustomOpIr, ScalarIr, TensorIr};
 use torchbridge_interop::harness::{TorchbridgeHost, assert_same, reference, torchbridge_bin};
 
