@@ -408,6 +408,8 @@ void register_float_ops(LoweringTable& t) {
   t.on<OpKind::Float_Cross>(lower_cross);
   t.on<OpKind::Float_Random>(lower_random);
   t.on<OpKind::Float_GridSample2d>(lower_grid_sample);
+  t.limit(OpKind::Float_GridSample2d,
+          "modes Nearest, Bilinear, Bicubic (ATen's); NearestExact and Lanczos3 answer an error");
 }
 
 }  // namespace tb::backend::libtorch

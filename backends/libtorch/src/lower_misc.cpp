@@ -59,6 +59,8 @@ void register_misc_ops(LoweringTable& t) {
         "all_reduce is coordinated by the host across its devices; a lone "
         "executor cannot run it");
   });
+  t.limit(ir::OpKind::Distributed_AllReduce,
+          "run by the host across the devices it serves (sessions of one host only)");
   t.on<ir::OpKind::Distributed_SyncCollective>(
       [](OpContext&, const ir::UnitPayload&) { return ok(); });
 }

@@ -49,6 +49,10 @@ void LoweringTable::unsupported(ir::OpKind kind, std::string reason) {
   e.note = std::move(reason);
 }
 
+void LoweringTable::limit(ir::OpKind kind, std::string note) {
+  entries_[static_cast<std::size_t>(kind)].note = std::move(note);
+}
+
 const LoweringTable& lowering_table() {
   static const LoweringTable table = [] {
     LoweringTable t;

@@ -113,6 +113,9 @@ class LoweringTable {
   }
   // A leaf LibTorch truly cannot express: executing it is a clear error naming the reason.
   void unsupported(ir::OpKind kind, std::string reason);
+  // A lowered leaf with a documented limit (some options answer a clear error); shown by
+  // `torchbridge ops` and docs/op-coverage.md.
+  void limit(ir::OpKind kind, std::string note);
 
   const Entry& entry(ir::OpKind kind) const { return entries_[static_cast<std::size_t>(kind)]; }
   // Leaves registered more than once (a bug the coverage test reports).
