@@ -66,7 +66,7 @@ fn program(device: &Device, model: &dyn Fn(Tensor<2>) -> Tensor<2>) -> (Vec<f32>
     let logits = model(x);
     // Burn: the loss.
     let loss = CrossEntropyLossConfig::new().init(device).forward(logits.clone(), labels);
-    (logits.into_data().to_vec().unwrap(), loss.into_scalar())
+    (logits.into_data().try_to_vec::<f32>().unwrap(), loss.into_scalar())
 }
 
 fn main() {

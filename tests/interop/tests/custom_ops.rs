@@ -178,11 +178,11 @@ fn tuple_outputs_fill_float_and_int_outputs() {
     let flex_a = input(&reference());
     let flex_sum = flex_a.clone() + flex_a.neg().exp();
     assert_same(&sum.into_data(), &(flex_sum.clone() * 2.0).into_data(), 1e-6);
-    let ours: Vec<i64> = argmax.into_data().convert::<i64>().to_vec().unwrap();
+    let ours: Vec<i64> = argmax.into_data().convert::<i64>().try_to_vec::<i64>().unwrap();
     let theirs: Vec<i64> = (flex_sum.argmax(1).reshape([2]) + 10)
         .into_data()
         .convert::<i64>()
-        .to_vec()
+        .try_to_vec::<i64>()
         .unwrap();
     assert_eq!(ours, theirs);
 }
