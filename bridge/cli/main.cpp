@@ -15,6 +15,7 @@
 
 #include "torchbridge/bridge/host.hpp"
 #include "torchbridge/libtorch/libtorch.hpp"
+#include "torchbridge/libtorch/torchscript.hpp"
 #include "torchbridge/version.hpp"
 
 namespace {
@@ -108,6 +109,21 @@ int list_ops(OpsFormat format) {
   return 0;
 }
 
+// `torchbridge models PATH...`: what a client must declare to call each module.
+int describe_models(const std::vector<std::string>& paths) {
+  int rc = 0;
+  for (const auto& path : paths) {
+    auto sig = tb::backend::libtorch::describe_torchscript(path);
+    if (!sig) {
+      std::cerr << sig.error().what() << "\n";
+      rc = 1;
+      continue;
+    }
+    std::cout << path << "\n" << sig.value().describe();
+  }
+  return rc;
+}
+
 struct ServeArgs {
   std::string host = "127.0.0.1";
   std::uint16_t port = 3000;
@@ -122,6 +138,7 @@ struct ServeArgs {
   std::string auth_token_file;
   std::uint64_t transfer_timeout_ms = 60000;
   bool exit_on_stdin_eof = false;
+  std::vector<std::string> models;  // NAME=PATH.pt
 };
 
 int serve(const ServeArgs& args) {
@@ -166,6 +183,18 @@ int serve(const ServeArgs& args) {
     }
     devices.push_back(std::move(backend).value());
   }
+  std::vector<std::string> device_names;
+  for (const auto& d : devices) device_names.push_back(d->device_name());
+  std::string model_list;
+  for (const auto& spec : args.models) {
+    auto sig = tb::backend::libtorch::add_torchscript_op(*registry, spec, device_names);
+    if (!sig) {
+      spdlog::error("{}", sig.error().what());
+      return 2;
+    }
+    model_list +=
+        fmt::format("Custom op {}: {}\n", spec.substr(0, spec.find('=')), sig.value().schema);
+  }
 
   // Signals are taken by this thread alone (sigwait below), not by the host's threads.
   sigset_t signals;
@@ -194,7 +223,7 @@ int serve(const ServeArgs& args) {
              "(or in code: RemoteDevice::websocket(\"{}\", 0)). Ctrl-C stops the host.\n",
              tb::kVersion, tb::kBurnVersion, address, tb::backend::libtorch::torch_version(),
              device_list, address, address)
-      << std::flush;
+      << model_list << std::flush;
   if (args.exit_on_stdin_eof) {
     // A supervising process (a test harness) holds our stdin: when it goes away, so do we.
     std::thread([] {
@@ -253,6 +282,14 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   serve_cmd->add_flag("--exit-on-stdin-eof", s.exit_on_stdin_eof,
                       "Stop when standard input closes (for supervising processes)");
+  serve_cmd->add_option(
+      "--model", s.models,
+      "NAME=PATH.pt, repeatable: serve a TorchScript module as the custom op NAME");
+
+  std::vector<std::string> model_paths;
+  auto* models_cmd = app.add_subcommand(
+      "models", "Print TorchScript modules' forward signatures and what a custom op must declare");
+  models_cmd->add_option("paths", model_paths, "TorchScript files (.pt)")->required();
 
   bool json = false;
   bool markdown = false;
@@ -266,5 +303,6 @@ int main(int argc, char** argv) {
   if (*ops_cmd) {
     return list_ops(json ? OpsFormat::kJson : markdown ? OpsFormat::kMarkdown : OpsFormat::kText);
   }
+  if (*models_cmd) return describe_models(model_paths);
   return 0;
 }

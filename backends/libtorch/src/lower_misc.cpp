@@ -10,7 +10,18 @@ Status lower_custom(OpContext& ctx, const ir::CustomOpIr& op) {
   const auto handler = ctx.custom_ops() ? ctx.custom_ops()->find(op.id) : nullptr;
   if (!handler) return ctx.invalid("no custom op \"{}\" is registered on this host", op.id);
   CustomOpCall call{op, ctx.in(op.inputs), ctx.device()};
-  auto result = (*handler)(call);
+  // A handler is user code: whatever it throws becomes this op's error, named after the op.
+  auto result = [&]() -> Result<std::vector<at::Tensor>> {
+    try {
+      return (*handler)(call);
+    } catch (const c10::Error& e) {
+      return make_error(ErrorCode::kExecution, "{}", e.what_without_backtrace());
+    } catch (const std::exception& e) {
+      return make_error(ErrorCode::kExecution, "{}", e.what());
+    } catch (...) {
+      return make_error(ErrorCode::kExecution, "the handler threw a non-standard exception");
+    }
+  }();
   if (!result) return with_context(result.error(), fmt::format("custom op \"{}\"", op.id));
   auto& outputs = result.value();
   if (outputs.size() != op.outputs.size()) {

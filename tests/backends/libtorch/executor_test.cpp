@@ -212,10 +212,54 @@ TEST_F(Custom_Op, MismatchesAreClearErrors) {
               HasSubstr("returned 2 output(s), the op declares 1"));
   EXPECT_THAT(run_error(make_op<OpKind::Custom_Op>(CustomOpIr{"missing", {a}, {out(3, {2})}, {}})),
               HasSubstr("no custom op \"missing\" is registered on this host"));
-  // An exception inside the handler (here: scalars.at(0) on an empty list) is caught too.
+  // An exception inside the handler (here: scalars.at(0) on an empty list) is caught too, and the
+  // error names the op.
   EXPECT_THAT(run_error(make_op<OpKind::Custom_Op>(
                   CustomOpIr{"scale", {a, b}, {out(3, {2}), out(4, {1}, DTypeKind::I64)}, {}})),
-              HasSubstr("Custom:"));
+              HasSubstr("custom op \"scale\": vector::_M_range_check"));
+}
+
+TEST_F(Custom_Op, HandlerFailuresPoisonTheOutputsAndSurfaceOnSync) {
+  registry->add(
+      "throws_int",
+      [](const backend::libtorch::CustomOpCall&) -> Result<std::vector<at::Tensor>> { throw 42; });
+  registry->add("fails",
+                [](const backend::libtorch::CustomOpCall&) -> Result<std::vector<at::Tensor>> {
+                  return make_error(ErrorCode::kInvalidArgument, "wants {} inputs", 3);
+                });
+  const auto a = tir(1, {2});
+  put(a, {1, 2});
+  EXPECT_THAT(
+      run_error(make_op<OpKind::Custom_Op>(CustomOpIr{"throws_int", {a}, {out(2, {2})}, {}})),
+      HasSubstr("custom op \"throws_int\": the handler threw a non-standard exception"));
+  auto r = exec->read_tensor(tir(2, {2}));
+  ASSERT_FALSE(r);
+  EXPECT_THAT(r.error().what(), HasSubstr("custom op \"throws_int\""));
+  EXPECT_THAT(run_error(make_op<OpKind::Custom_Op>(CustomOpIr{"fails", {a}, {out(3, {2})}, {}})),
+              HasSubstr("custom op \"fails\": wants 3 inputs"));
+  auto s = exec->sync();
+  ASSERT_FALSE(s);
+  EXPECT_THAT(s.error().what(), HasSubstr("custom op \"throws_int\""));
+  // The session keeps working.
+  EXPECT_EQ(get(a), (std::vector<double>{1, 2}));
+  EXPECT_TRUE(exec->sync());
+}
+
+TEST_F(Custom_Op, HandlersReceiveEveryScalarKind) {
+  std::vector<ScalarIr> seen;
+  registry->add(
+      "record",
+      [&seen](const backend::libtorch::CustomOpCall& call) -> Result<std::vector<at::Tensor>> {
+        seen = call.op.scalars;
+        return std::vector<at::Tensor>{call.inputs.at(0)};
+      });
+  const auto a = tir(1, {2});
+  put(a, {1, 2});
+  const std::vector<ScalarIr> scalars = {ScalarIr::f(0.5), ScalarIr::i(-3),
+                                         ScalarIr::u(18446744073709551615ull), ScalarIr::b(true)};
+  run(make_op<OpKind::Custom_Op>(CustomOpIr{"record", {a}, {out(2, {2})}, scalars}));
+  EXPECT_EQ(seen, scalars);
+  EXPECT_EQ(get(tir(2, {2})), (std::vector<double>{1, 2}));
 }
 
 }  // namespace
