@@ -716,6 +716,7 @@ void Host::stop() {
   im.ioc.stop();
   for (auto& t : im.threads) t.join();
   im.threads.clear();
+  im.data.drop_waiters();
 }
 
 HostMetrics Host::metrics() const {

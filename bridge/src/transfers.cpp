@@ -109,6 +109,14 @@ void DataStore::cancel(std::uint64_t ticket, const Error& why) {
   done(why);
 }
 
+void DataStore::drop_waiters() {
+  std::map<std::uint64_t, Waiter> dropped;
+  {
+    std::lock_guard lock(mutex_);
+    dropped.swap(waiters_);
+  }
+}
+
 std::size_t DataStore::exposed() const {
   std::lock_guard lock(mutex_);
   return exposed_.size();

@@ -59,6 +59,9 @@ class DataStore {
   std::uint64_t when_exposed(std::uint64_t key, Callback done);
   // Fails a waiting request (its timeout) if it is still waiting.
   void cancel(std::uint64_t ticket, const Error& why);
+  // Forgets every waiting request without calling it (the host stopped: the connections their
+  // callbacks hold must go before the io_context they belong to).
+  void drop_waiters();
   std::size_t exposed() const;
 
  private:
