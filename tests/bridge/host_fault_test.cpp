@@ -377,7 +377,8 @@ TEST(HostLimits, AMessageOverTheLimitClosesThatSessionWithTooBig) {
   RawClient c;
   ASSERT_TRUE(c.open_session(host.port(), new_session_id()));
   std::vector<double> v(32 * 1024, 1);  // 128 KiB of f32
-  ASSERT_FALSE(c.send_tasks({register_tensor(1, make_data({32 * 1024}, DTypeKind::F32, v))}));
+  // The host may close before the whole message is written: the send can fail either way.
+  (void)c.send_tasks({register_tensor(1, make_data({32 * 1024}, DTypeKind::F32, v))});
   const auto r = c.read();
   ASSERT_TRUE(r.ended());
   if (r.closed()) {
