@@ -132,6 +132,7 @@ struct ServeArgs {
   int io_threads = 2;
   std::string log_level = "info";
   std::uint64_t max_message_bytes = std::uint64_t{1} << 30;
+  std::uint64_t max_tensor_bytes = std::uint64_t{8} << 30;
   std::uint64_t max_session_bytes = 0;
   std::uint32_t max_sessions = 256;
   std::uint32_t max_graphs = 4096;
@@ -150,6 +151,7 @@ int serve(const ServeArgs& args) {
   options.port = args.port;
   options.io_threads = args.io_threads;
   options.limits.max_message_bytes = args.max_message_bytes;
+  options.limits.max_tensor_bytes = args.max_tensor_bytes;
   options.limits.max_session_bytes = args.max_session_bytes;
   options.limits.max_sessions = args.max_sessions;
   options.limits.max_graphs_per_session = args.max_graphs;
@@ -163,13 +165,7 @@ int serve(const ServeArgs& args) {
     }
     options.auth_token = token;
   }
-  if (options.host != "127.0.0.1" && options.host != "::1" && options.host != "localhost" &&
-      !options.auth_token) {
-    spdlog::warn(
-        "listening on {} without --auth-token-file: anyone who reaches this port can run "
-        "code on these devices",
-        options.host);
-  }
+  // Host::start warns when a non-loopback address is bound without a token.
 
   auto registry = std::make_shared<tb::backend::libtorch::CustomOpRegistry>();
   std::vector<std::shared_ptr<tb::backend::Backend>> devices;
@@ -265,6 +261,10 @@ int main(int argc, char** argv) {
   serve_cmd->add_option("--log-level", s.log_level, "trace, debug, info, warn, error, off")
       ->capture_default_str();
   serve_cmd->add_option("--max-message-bytes", s.max_message_bytes, "Largest websocket message")
+      ->capture_default_str();
+  serve_cmd
+      ->add_option("--max-tensor-bytes", s.max_tensor_bytes,
+                   "Bytes of one tensor, registered or produced by an op (0: unlimited)")
       ->capture_default_str();
   serve_cmd
       ->add_option("--max-session-bytes", s.max_session_bytes,

@@ -27,6 +27,8 @@ class CollectiveHub {
   Result<std::vector<Contribution>> all_reduce(const std::vector<std::uint32_t>& devices,
                                                std::uint32_t position, Contribution tensor,
                                                std::chrono::milliseconds timeout);
+  // The host is stopping: every all_reduce waiting now or later returns an error at once.
+  void shutdown();
 
  private:
   struct Round {
@@ -35,6 +37,7 @@ class CollectiveHub {
   };
   std::mutex mutex_;
   std::condition_variable arrived_;
+  bool stopping_ = false;
   // Per device set: the round each position is at, and the rounds in flight.
   std::map<std::vector<std::uint32_t>, std::map<std::uint32_t, std::uint64_t>> next_round_;
   std::map<std::pair<std::vector<std::uint32_t>, std::uint64_t>, Round> rounds_;

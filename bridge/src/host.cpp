@@ -55,10 +55,6 @@ struct Host::Impl {
   const Host* owner = nullptr;
   HostOptions options;
   std::vector<std::shared_ptr<backend::Backend>> devices;
-  net::io_context ioc;
-  tcp::acceptor acceptor{ioc};
-  std::vector<std::thread> threads;
-  std::optional<net::executor_work_guard<net::io_context::executor_type>> work;
   LocalTransfers local;
   DataStore data;
   CollectiveHub collectives;
@@ -74,6 +70,13 @@ struct Host::Impl {
   std::unordered_map<std::uint64_t, std::shared_ptr<SessionWorker>> workers;
   std::vector<std::weak_ptr<void>> data_connections;
 
+  // Last, so they go first: handlers still queued in the io_context own connections whose
+  // destructors use the members above.
+  net::io_context ioc;
+  tcp::acceptor acceptor{ioc};
+  std::vector<std::thread> threads;
+  std::optional<net::executor_work_guard<net::io_context::executor_type>> work;
+
   SessionServices services() {
     SessionServices s;
     s.local = &local;
@@ -81,6 +84,7 @@ struct Host::Impl {
     s.collectives = &collectives;
     s.limits = options.limits;
     s.transfer_timeout = options.transfer_timeout;
+    s.stopping = &stopping;
     s.ops_by_category = ops_by_category.data();
     return s;
   }
@@ -109,11 +113,17 @@ class SessionWorker : public std::enable_shared_from_this<SessionWorker> {
     }
     cv_.notify_one();
   }
-  // No more tasks: run what is queued, free everything, exit.
-  void close() {
+  // No more tasks: run what is queued (or, when the host stops, drop it), free everything, exit.
+  void close(bool drop_queued = false) {
     {
       std::lock_guard lock(mutex_);
       closed_ = true;
+      if (drop_queued) {
+        queue_.clear();
+        frame_bytes_.clear();
+        frame_ends_.clear();
+        queued_bytes_ = 0;
+      }
     }
     cv_.notify_one();
   }
@@ -273,18 +283,20 @@ class SessionConnection : public std::enable_shared_from_this<SessionConnection>
     }
     {
       std::lock_guard lock(host_.sessions_mutex);
-      if (host_.stopping) return close_now();
+      // Burn's refusals have no "busy" or "taken": these end with a websocket close whose reason
+      // says why.
+      if (host_.stopping) return close_with(websocket::close_code::going_away, "host stopping");
       if (host_.sessions.size() >= host_.options.limits.max_sessions) {
         ++host_.sessions_refused;
         spdlog::warn("{}: session refused: {} sessions open, the limit", peer_,
                      host_.sessions.size());
-        return close_now();
+        return close_with(websocket::close_code::try_again_later, "too many sessions");
       }
       if (host_.sessions.count(init.session_id.id)) {
         ++host_.sessions_refused;
         spdlog::warn("{}: session {:016x} is already bound to another connection", peer_,
                      init.session_id.id);
-        return close_now();
+        return close_with(websocket::close_code::policy_error, "session id in use");
       }
       session_id_ = init.session_id.id;
       host_.sessions[session_id_] = weak_from_this();
@@ -657,6 +669,12 @@ Status Host::start() {
     return make_error(ErrorCode::kIo, "cannot listen on {}:{}: {}", im.options.host,
                       im.options.port, ec.message());
   }
+  if (!address.is_loopback() && !im.options.auth_token) {
+    spdlog::warn(
+        "listening on {} without an auth token (--auth-token-file): anyone who reaches this "
+        "port can run code on these devices and read every tensor sent to them",
+        im.options.host);
+  }
   im.work.emplace(im.ioc.get_executor());
   im.accept();
   const int n = std::max(1, im.options.io_threads);
@@ -677,17 +695,28 @@ void Host::stop() {
     beast::error_code ec;
     im.acceptor.close(ec);
   });
+  // Wake the sessions blocked on the other side of a transfer or an all-reduce: that side may
+  // never come now.
+  im.local.shutdown();
+  im.collectives.shutdown();
   {
     std::unique_lock lock(im.sessions_mutex);
     for (auto& [id, weak] : im.sessions)
       if (auto c = weak.lock()) c->shutdown();
-    for (auto& [id, worker] : im.workers) worker->close();
-    im.workers_done.wait_for(lock, std::chrono::seconds(60), [&] { return im.workers.empty(); });
+    for (auto& [id, worker] : im.workers) worker->close(/*drop_queued=*/true);
+    // Workers reference this host: it cannot go away while one runs (an op in progress is not
+    // interruptible, so this waits for it).
+    while (!im.workers_done.wait_for(lock, std::chrono::seconds(10),
+                                     [&] { return im.workers.empty(); })) {
+      spdlog::warn("stopping: waiting for {} session(s) to finish their current op",
+                   im.workers.size());
+    }
   }
   im.work.reset();
   im.ioc.stop();
   for (auto& t : im.threads) t.join();
   im.threads.clear();
+  im.data.drop_waiters();
 }
 
 HostMetrics Host::metrics() const {
@@ -745,7 +774,8 @@ std::string Host::metrics_text() const {
 // ---- download_tensor: the client side of `/data`. --------------------------------------------
 Result<ir::TensorData> download_tensor(const ir::Address& peer, std::uint64_t key,
                                        std::chrono::milliseconds timeout,
-                                       std::uint64_t max_message_bytes) {
+                                       std::uint64_t max_message_bytes,
+                                       const std::atomic<bool>* cancel) {
   if (peer.scheme != "ws") {
     return make_error(ErrorCode::kUnsupported, "cannot download from {}://: only ws is spoken",
                       peer.scheme);
@@ -787,7 +817,19 @@ Result<ir::TensorData> download_tensor(const ir::Address& peer, std::uint64_t ke
               });
             });
       });
-  ioc.run();
+  bool cancelled = false;
+  while (!ioc.stopped()) {
+    ioc.run_for(std::chrono::milliseconds(50));
+    if (!cancelled && cancel && cancel->load()) {
+      cancelled = true;
+      resolver.cancel();
+      beast::get_lowest_layer(ws).close();  // pending operations complete with an error
+    }
+  }
+  if (cancelled && std::string_view(stage) != "done") {
+    return make_error(ErrorCode::kIo, "downloading transfer {:#x} from {}:{}: the host is stopping",
+                      key, host, port);
+  }
   if (failure || std::string_view(stage) != "done") {
     std::string why = failure == beast::error::timeout
                           ? fmt::format("timed out after {} ms", timeout.count())

@@ -20,6 +20,24 @@ struct Outputs final : ir::ConstOpVisitor {
   }
 };
 
+// The outputs of an op, with their shapes.
+struct OutputTensors final : ir::ConstOpVisitor {
+  std::vector<ir::TensorIr> tensors;
+  void tensor(const ir::TensorIr& t, bool is_output) override {
+    if (is_output) tensors.push_back(t);
+  }
+};
+
+// Bytes a tensor of `shape` takes, saturating: a hostile shape must not wrap around to a small
+// number. Sub-byte quantized values count as one byte, an upper bound.
+std::uint64_t tensor_bytes(const ir::Dims& shape, const ir::DType& dtype) {
+  std::uint64_t n = std::max<std::uint64_t>(dtype.element_size(), 1);
+  for (const auto d : shape) {
+    if (__builtin_mul_overflow(n, static_cast<std::uint64_t>(d), &n)) return UINT64_MAX;
+  }
+  return n;
+}
+
 // A registration the executor refused: it has recorded the error for the next sync and poisoned
 // the id, so the client hears of it there; this is only for the log.
 void note(std::uint64_t session, const Status& s) {
@@ -50,6 +68,7 @@ void TaskRunner::execute(const ir::OperationIr& op) {
     services_.ops_by_category[static_cast<std::size_t>(op.category())].fetch_add(
         1, std::memory_order_relaxed);
   }
+  if (!within_tensor_limit(op)) return;
   if (op.kind == ir::OpKind::Distributed_AllReduce) return all_reduce(op);
   // Our all-reduce completes before its task ends: there is nothing left to wait for.
   if (op.kind == ir::OpKind::Distributed_SyncCollective) return;
@@ -59,6 +78,43 @@ void TaskRunner::execute(const ir::OperationIr& op) {
     return;
   }
   if (services_.limits.max_session_bytes) enforce_memory_limit(&op);
+}
+
+bool TaskRunner::within_tensor_limit(const ir::OperationIr& op) {
+  const std::uint64_t limit = services_.limits.max_tensor_bytes;
+  if (!limit) return true;
+  OutputTensors outputs;
+  ir::visit(op, outputs);
+  for (const auto& t : outputs.tensors) {
+    const std::uint64_t bytes = tensor_bytes(t.shape.dims, t.dtype);
+    if (bytes <= limit) continue;
+    std::vector<ir::TensorId> ids;
+    for (const auto& o : outputs.tensors) ids.push_back(o.id);
+    Error e = make_error(
+        ErrorCode::kLimit,
+        "output #{} of shape [{}] ({}) would take {} bytes, over the host's "
+        "per-tensor limit of {} bytes",
+        t.id.value, fmt::join(t.shape.dims, ", "), t.dtype.name(),
+        bytes == UINT64_MAX ? std::string("more than 2^64") : std::to_string(bytes), limit);
+    e.context = std::string(op.name());
+    executor_->fail(e, ids);
+    return false;
+  }
+  return true;
+}
+
+bool TaskRunner::within_tensor_limit(const char* task, ir::TensorId id,
+                                     const ir::TensorData& data) {
+  const std::uint64_t limit = services_.limits.max_tensor_bytes;
+  const std::uint64_t bytes =
+      std::max<std::uint64_t>(data.bytes.size(), tensor_bytes(data.shape, data.dtype));
+  if (!limit || bytes <= limit) return true;
+  executor_->fail(make_error(ErrorCode::kLimit,
+                             "{} #{}: a tensor of {} bytes, over the host's per-tensor limit of {} "
+                             "bytes",
+                             task, id.value, bytes, limit),
+                  {id});
+  return false;
 }
 
 void TaskRunner::enforce_memory_limit(const ir::OperationIr* op) {
@@ -150,6 +206,7 @@ void TaskRunner::run(ir::Task& task) {
                 outputs);
           }
         } else if constexpr (std::is_same_v<T, ir::RegisterTensorTask>) {
+          if (!within_tensor_limit("RegisterTensor", t.id, t.data)) return;
           auto s = executor_->register_tensor(t.id, t.data);
           if (s && services_.limits.max_session_bytes) {
             const auto stats = executor_->stats();
@@ -172,15 +229,16 @@ void TaskRunner::run(ir::Task& task) {
                             {t.new_id});
             return;
           }
-          auto data =
-              download_tensor(t.remote.peer.address, DataStore::key_of(t.remote.capability),
-                              services_.transfer_timeout, services_.limits.max_message_bytes);
+          auto data = download_tensor(t.remote.peer.address, DataStore::key_of(t.remote.capability),
+                                      services_.transfer_timeout,
+                                      services_.limits.max_message_bytes, services_.stopping);
           if (!data) {
             executor_->fail(
                 with_context(data.error(), fmt::format("RegisterTensorRemote #{}", t.new_id.value)),
                 {t.new_id});
             return;
           }
+          if (!within_tensor_limit("RegisterTensorRemote", t.new_id, data.value())) return;
           note(session_id_, executor_->register_tensor(t.new_id, data.value()));
         } else if constexpr (std::is_same_v<T, ir::ExposeTensorRemoteTask>) {
           const std::uint64_t key = DataStore::key_of(t.capability);

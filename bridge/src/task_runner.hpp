@@ -22,6 +22,8 @@ struct SessionServices {
   CollectiveHub* collectives = nullptr;
   Limits limits;
   std::chrono::milliseconds transfer_timeout{60000};
+  // Set when the host stops: blocking waits (downloads) give up.
+  const std::atomic<bool>* stopping = nullptr;
   // Ops executed per OperationIr category, host-wide.
   std::atomic<std::uint64_t>* ops_by_category = nullptr;
 };
@@ -44,6 +46,10 @@ class TaskRunner {
   void execute(const ir::OperationIr& op);
   void execute_graph(const std::vector<ir::OperationIr>& relative,
                      const ir::GraphBindings& bindings);
+  // Each fails the op's outputs (or the registered id) when a tensor would exceed the per-tensor
+  // limit, and says whether it is within.
+  bool within_tensor_limit(const ir::OperationIr& op);
+  bool within_tensor_limit(const char* task, ir::TensorId id, const ir::TensorData& data);
   void enforce_memory_limit(const ir::OperationIr* op);
   void all_reduce(const ir::OperationIr& op);
   // Error -> Burn's ExecutionError.

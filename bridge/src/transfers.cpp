@@ -17,7 +17,12 @@ void LocalTransfers::expose(ir::LocalTransferId id, std::uint64_t source_session
 
 TransferResult LocalTransfers::take(ir::LocalTransferId id, std::chrono::milliseconds timeout) {
   std::unique_lock lock(mutex_);
-  const bool arrived = exposed_.wait_for(lock, timeout, [&] { return entries_.count(id) != 0; });
+  const bool arrived = exposed_.wait_for(lock, timeout, [&] {
+    return stopping_ || entries_.count(id) != 0;
+  }) && entries_.count(id) != 0;
+  if (!arrived && stopping_) {
+    return make_error(ErrorCode::kIo, "the host is stopping: same-host transfer {} abandoned", id);
+  }
   if (!arrived) {
     return make_error(ErrorCode::kTimeout,
                       "same-host transfer {} was not exposed by its source within {} ms (an "
@@ -34,6 +39,14 @@ void LocalTransfers::purge_session(std::uint64_t session) {
   for (auto it = entries_.begin(); it != entries_.end();) {
     it = it->second.session == session ? entries_.erase(it) : std::next(it);
   }
+}
+
+void LocalTransfers::shutdown() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  exposed_.notify_all();
 }
 
 std::size_t LocalTransfers::pending() const {
@@ -94,6 +107,14 @@ void DataStore::cancel(std::uint64_t ticket, const Error& why) {
     waiters_.erase(it);
   }
   done(why);
+}
+
+void DataStore::drop_waiters() {
+  std::map<std::uint64_t, Waiter> dropped;
+  {
+    std::lock_guard lock(mutex_);
+    dropped.swap(waiters_);
+  }
 }
 
 std::size_t DataStore::exposed() const {

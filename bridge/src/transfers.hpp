@@ -1,6 +1,7 @@
 // Tensor transfers between sessions of this host (same-host) and between hosts (`/data`).
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -27,6 +28,8 @@ class LocalTransfers {
   TransferResult take(ir::LocalTransferId id, std::chrono::milliseconds timeout);
   // Drops what `session` exposed and nobody took (its teardown).
   void purge_session(std::uint64_t session);
+  // The host is stopping: every take() waiting now or later returns an error at once.
+  void shutdown();
   std::size_t pending() const;
 
  private:
@@ -37,6 +40,7 @@ class LocalTransfers {
   mutable std::mutex mutex_;
   std::condition_variable exposed_;
   std::unordered_map<ir::LocalTransferId, Entry> entries_;
+  bool stopping_ = false;
 };
 
 // The `/data` side of host-to-host transfers: tensors exposed by ExposeTensorRemote, keyed by the
@@ -55,6 +59,9 @@ class DataStore {
   std::uint64_t when_exposed(std::uint64_t key, Callback done);
   // Fails a waiting request (its timeout) if it is still waiting.
   void cancel(std::uint64_t ticket, const Error& why);
+  // Forgets every waiting request without calling it (the host stopped: the connections their
+  // callbacks hold must go before the io_context they belong to).
+  void drop_waiters();
   std::size_t exposed() const;
 
  private:
@@ -72,9 +79,11 @@ class DataStore {
   std::uint64_t next_ticket_ = 1;
 };
 
-// Downloads one tensor from another host's `/data` route (the RegisterTensorRemote side).
+// Downloads one tensor from another host's `/data` route (the RegisterTensorRemote side). Gives
+// up early, with an error, once `cancel` (if any) becomes true.
 Result<ir::TensorData> download_tensor(const ir::Address& peer, std::uint64_t key,
                                        std::chrono::milliseconds timeout,
-                                       std::uint64_t max_message_bytes);
+                                       std::uint64_t max_message_bytes,
+                                       const std::atomic<bool>* cancel = nullptr);
 
 }  // namespace tb::bridge

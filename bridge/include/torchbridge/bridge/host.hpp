@@ -17,6 +17,9 @@ namespace tb::bridge {
 struct Limits {
   // One websocket message either way; Burn's own client and server use 1 GiB.
   std::uint64_t max_message_bytes = std::uint64_t{1} << 30;
+  // One tensor: registered, or produced by an op (checked from the op's output shapes before it
+  // runs, so a tiny frame cannot make the host allocate terabytes). 0: unlimited.
+  std::uint64_t max_tensor_bytes = std::uint64_t{8} << 30;
   // Live tensor bytes one session may hold (0: unlimited).
   std::uint64_t max_session_bytes = 0;
   // Concurrent sessions (further handshakes are refused with a log line).
