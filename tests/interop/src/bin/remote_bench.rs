@@ -24,7 +24,7 @@ use burn::module::Module;
 use burn::nn::conv::{Conv2d, Conv2dConfig};
 use burn::nn::pool::{MaxPool2d, MaxPool2dConfig};
 use burn::nn::{Linear, LinearConfig, PaddingConfig2d};
-use burn::optim::{GradientsParams, Optimizer, SgdConfig};
+use burn::optim::{GradientsParams, SgdConfig};
 use burn::prelude::*;
 use burn::tensor::TensorData;
 use burn::tensor::activation::relu;
