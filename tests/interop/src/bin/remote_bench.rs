@@ -18,7 +18,7 @@
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::process::{Child, ChildStdin, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use burn::module::Module;
 use burn::nn::conv::{Conv2d, Conv2dConfig};
@@ -207,10 +207,16 @@ struct TrainStep {
     y: Tensor<2>,
 }
 impl TrainStep {
-    fn new(device: &Device, model: &Mlp) -> Self {
+    /// The model is made afresh on Burn's autodiff CPU backend from `seed` for each host (the same
+    /// weights every time): copies of one autodiff model would share its graph, and the first
+    /// backward would consume the tape the other host's copy still needs.
+    fn new(device: &Device, seed: u64) -> Self {
+        let cpu = Device::flex().autodiff();
+        cpu.seed(seed);
+        let model = Mlp::new(&cpu);
         let device = device.clone().autodiff();
         Self {
-            model: Some(model.clone().to_device(&device)),
+            model: Some(model.to_device(&device)),
             x: Tensor::from_data(input(&[64, 512], 3), &device),
             y: Tensor::from_data(input(&[64, 512], 4), &device),
         }
@@ -418,7 +424,6 @@ fn suite(
     device: &Device,
     mlp: &Mlp,
     cnn: &Cnn,
-    train: &Mlp,
     sizes: &[usize],
     reads: usize,
 ) -> Suite {
@@ -429,7 +434,7 @@ fn suite(
                 Box::new(MlpForward::new(device, mlp)) as Box<dyn Workload>,
             ),
             ("cnn_forward", Box::new(CnnForward::new(device, cnn))),
-            ("train_step", Box::new(TrainStep::new(device, train))),
+            ("train_step", Box::new(TrainStep::new(device, 43))),
         ],
         opbound: OpChain::new(device),
         transfers: sizes
@@ -465,14 +470,10 @@ fn main() {
     cpu.seed(42);
     let mlp = Mlp::new(&cpu);
     let cnn = Cnn::new(&cpu);
-    // The training copy is made on an autodiff device, so its parameters track gradients.
-    let cpu_autodiff = Device::flex().autodiff();
-    cpu_autodiff.seed(43);
-    let train = Mlp::new(&cpu_autodiff);
     let devices = [open(&ours_host.address), open(&burn_host.address)];
     let mut suites: Vec<Suite> = devices
         .iter()
-        .map(|d| suite(d, &mlp, &cnn, &train, &sizes, reads))
+        .map(|d| suite(d, &mlp, &cnn, &sizes, reads))
         .collect();
 
     // Same answers first (one warm-up run each), then timing.
