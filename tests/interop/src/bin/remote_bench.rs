@@ -207,13 +207,20 @@ struct TrainStep {
     y: Tensor<2>,
 }
 impl TrainStep {
-    /// The model is made afresh on Burn's autodiff CPU backend from `seed` for each host (the same
-    /// weights every time): copies of one autodiff model would share its graph, and the first
-    /// backward would consume the tape the other host's copy still needs.
+    /// The model is made afresh for each host on Burn's autodiff CPU backend from one seed and its
+    /// parameters initialised there (they are lazy: left alone they would be drawn by each host's
+    /// own RNG). Copies of one autodiff model would share its tape, and the first backward would
+    /// consume what the other host's copy still needs.
     fn new(device: &Device, seed: u64) -> Self {
         let cpu = Device::flex().autodiff();
         cpu.seed(seed);
         let model = Mlp::new(&cpu);
+        for p in [&model.hidden.weight, &model.out.weight] {
+            let _ = p.val();
+        }
+        for p in [&model.hidden.bias, &model.out.bias].into_iter().flatten() {
+            let _ = p.val();
+        }
         let device = device.clone().autodiff();
         Self {
             model: Some(model.to_device(&device)),
@@ -482,10 +489,23 @@ fn main() {
         let (ours, theirs) = (&mut a[0], &mut b[0]);
         for ((name, w_ours), (_, w_theirs)) in ours.compute.iter_mut().zip(theirs.compute.iter_mut())
         {
-            let (_, r1) = w_ours.run();
-            let (_, r2) = w_theirs.run();
+            let r1 = w_ours.run().1.unwrap();
+            let r2 = w_theirs.run().1.unwrap();
             eprintln!("remote_bench: checking {name}");
-            assert_same(&r1.unwrap(), &r2.unwrap(), 1e-3);
+            assert_same(&r1, &r2, 1e-3);
+            if *name == "train_step" {
+                // A second step must see the first one's update: the parameters do train.
+                let loss = |d: &TensorData| d.iter::<f32>().next().unwrap();
+                let again = [w_ours.run().1.unwrap(), w_theirs.run().1.unwrap()];
+                for (before, after) in [(&r1, &again[0]), (&r2, &again[1])] {
+                    assert!(
+                        loss(after) < loss(before),
+                        "the training step does not train: loss {} then {}",
+                        loss(before),
+                        loss(after)
+                    );
+                }
+            }
         }
         let (_, r1) = ours.opbound.run();
         let (_, r2) = theirs.opbound.run();
