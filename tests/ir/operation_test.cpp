@@ -126,5 +126,34 @@ namespace {
 static_assert(leaf_of(OpCategory::BaseInt, BaseOp::Reshape) == OpKind::BaseInt_Reshape);
 static_assert(leaf_of(OpCategory::NumericInt, NumericOp::Pad) == OpKind::NumericInt_Pad);
 static_assert(leaf_of(OpCategory::Activation, ActivationOp::Softmin) == OpKind::Activation_Softmin);
+// Field names that look like outputs but are inputs (output_grad, out_grad, indices, bias...)
+// and every output name once, through ops that carry them.
+TEST(Visit, TellsOutputsFromLookAlikeInputs) {
+  const auto flags = [](const OperationIr& op) {
+    Collect c;
+    visit(op, c);
+    std::vector<bool> out;
+    for (const auto& [id, is_output] : c.tensors) out.push_back(is_output);
+    return out;
+  };
+  using V = std::vector<bool>;
+  EXPECT_EQ(flags(make_op<OpKind::Module_Conv2dXBackward>(
+                Conv2dXBackwardOpIr{t(1), t(2), t(3), Conv2dOptionsIr{}, t(4)})),
+            (V{false, false, false, true}));  // x, weight, output_grad | out
+  EXPECT_EQ(flags(make_op<OpKind::Module_EmbeddingBackward>(
+                EmbeddingBackwardOpIr{t(1), t(2), t(3), t(4)})),
+            (V{false, false, false, true}));  // weights, out_grad, indices | out
+  MaxPool2dWithIndicesOpIr pool{};
+  pool.x = t(1), pool.out = t(2), pool.out_indices = t(3);
+  EXPECT_EQ(flags(make_op<OpKind::Module_MaxPool2dWithIndices>(pool)), (V{false, true, true}));
+  DeformConv2dBackwardOpIr d;
+  d.mask = t(4), d.bias = t(5), d.mask_grad = t(10), d.bias_grad = t(11);
+  // x, offset, weight, mask, bias, out_grad | input, offset, weight, mask, bias grads
+  EXPECT_EQ(flags(make_op<OpKind::Module_DeformableConv2dBackward>(d)),
+            (V{false, false, false, false, false, false, true, true, true, true, true}));
+  EXPECT_EQ(flags(make_op<OpKind::Custom_Op>(CustomOpIr{"m", {t(1)}, {t(2), t(3)}, {}})),
+            (V{false, true, true}));  // inputs | outputs
+}
+
 }  // namespace
 }  // namespace tb::ir

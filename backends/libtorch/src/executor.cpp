@@ -13,10 +13,16 @@ namespace tb::backend::libtorch {
 namespace {
 constexpr std::size_t kErrorsKept = 8;
 
-// Splits an op's tensors into inputs and outputs.
+using TensorIrs = std::vector<const ir::TensorIr*>;
+
+// Splits an op's tensors into inputs and outputs (into the given vectors, emptied first).
 struct Resolver final : ir::ConstOpVisitor {
-  std::vector<const ir::TensorIr*> inputs;
-  std::vector<const ir::TensorIr*> outputs;
+  TensorIrs& inputs;
+  TensorIrs& outputs;
+  Resolver(TensorIrs& in, TensorIrs& out) : inputs(in), outputs(out) {
+    inputs.clear();
+    outputs.clear();
+  }
   void tensor(const ir::TensorIr& t, bool is_output) override {
     (is_output ? outputs : inputs).push_back(&t);
   }
@@ -106,9 +112,43 @@ class LibTorchExecutor::Context final : public OpContext, public quant::QuantIo 
   }
 };
 
+struct LibTorchExecutor::Scratch {
+  TensorIrs inputs, outputs;
+  std::vector<const Handle*> resolved;
+  std::vector<OpContext::Input> ctx_inputs;
+  std::vector<std::pair<const ir::TensorIr*, at::Tensor>> produced;
+};
+
+namespace {
+// Lends the scratch vectors to an op's context and takes them back, emptied, when the op is done.
+template <class Scratch, class Context>
+class ScratchLease {
+ public:
+  ScratchLease(Scratch& scratch, Context& ctx) : scratch_(scratch), ctx_(ctx) {
+    ctx_.inputs.swap(scratch_.ctx_inputs);
+    ctx_.produced.swap(scratch_.produced);
+  }
+  ~ScratchLease() {
+    ctx_.inputs.clear();
+    ctx_.produced.clear();
+    ctx_.inputs.swap(scratch_.ctx_inputs);
+    ctx_.produced.swap(scratch_.produced);
+  }
+  ScratchLease(const ScratchLease&) = delete;
+  ScratchLease& operator=(const ScratchLease&) = delete;
+
+ private:
+  Scratch& scratch_;
+  Context& ctx_;
+};
+}  // namespace
+
 LibTorchExecutor::LibTorchExecutor(at::Device device,
                                    std::shared_ptr<const CustomOpRegistry> custom_ops)
-    : device_(device), custom_ops_(std::move(custom_ops)), generator_(make_generator(device)) {
+    : device_(device),
+      custom_ops_(std::move(custom_ops)),
+      generator_(make_generator(device)),
+      scratch_(std::make_unique<Scratch>()) {
   handles_.reserve(1024);
 }
 
@@ -232,11 +272,11 @@ Status LibTorchExecutor::execute(const ir::OperationIr& op) {
       break;
   }
 
-  Resolver tensors;
+  Resolver tensors(scratch_->inputs, scratch_->outputs);
   ir::visit(op, tensors);
   Status status = ok();
-  std::vector<const Handle*> resolved;
-  resolved.reserve(tensors.inputs.size());
+  std::vector<const Handle*>& resolved = scratch_->resolved;
+  resolved.clear();
   for (const ir::TensorIr* t : tensors.inputs) {
     auto handle = lookup(*t);
     if (!handle) {
@@ -260,7 +300,8 @@ Status LibTorchExecutor::execute(const ir::OperationIr& op) {
 
   ir::OperationIr plain;
   const ir::OperationIr* run = &op;
-  Resolver run_tensors;
+  TensorIrs rewritten_inputs, rewritten_outputs;
+  Resolver run_tensors(rewritten_inputs, rewritten_outputs);
   ir::DType compute = ir::DTypeKind::F32;
   if (ir::category_has_dtype(op.category()) && op.dtype.is_float()) compute = op.dtype;
   if (status && rewrite) {
@@ -280,6 +321,7 @@ Status LibTorchExecutor::execute(const ir::OperationIr& op) {
   const auto& run_outputs = rewrite ? run_tensors.outputs : tensors.outputs;
 
   Context ctx(*run, device_, generator_, custom_ops_.get());
+  ScratchLease<Scratch, Context> lease(*scratch_, ctx);
   std::vector<at::Tensor> dequantized;
   if (rewrite) dequantized.reserve(resolved.size());  // stable addresses for ctx.inputs
   if (status) {

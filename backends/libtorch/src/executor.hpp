@@ -84,6 +84,9 @@ class LibTorchExecutor final : public Executor {
     std::shared_ptr<const quant::QTensor> q;  // set: a quantized tensor (`tensor` is undefined)
   };
   class Context;
+  // Per-op vectors, kept with their capacity from one op to the next (execute is never
+  // re-entered), so that running a plain op allocates nothing of the executor's own.
+  struct Scratch;
 
   // The handle of an input, or the error explaining why there is none.
   Result<const Handle*> lookup(const ir::TensorIr& tensor) const;
@@ -101,6 +104,7 @@ class LibTorchExecutor final : public Executor {
   std::unordered_map<std::uint64_t, std::chrono::steady_clock::time_point> windows_;
   std::uint64_t next_window_ = 1;
   ExecutorStats stats_;
+  std::unique_ptr<Scratch> scratch_;
 };
 
 }  // namespace tb::backend::libtorch

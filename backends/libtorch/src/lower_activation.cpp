@@ -28,10 +28,6 @@ std::pair<at::Tensor, at::Tensor> widen2(const at::Tensor& a, const at::Tensor& 
   return {a.to(st), b.to(st)};
 }
 
-at::Tensor zero_like(const at::Tensor& t) {
-  return at::scalar_tensor(0.0, t.options());
-}
-
 // burn-flex sigmoid_f32/f64: 1 / (1 + e^−x) for x ≥ 0, e^x / (1 + e^x) otherwise, so neither
 // branch overflows and tiny results keep their precision.
 at::Tensor stable_sigmoid(const at::Tensor& x) {
@@ -69,13 +65,13 @@ void along_dim(LoweringTable& t, F f) {
 }  // namespace
 
 void register_activation_ops(LoweringTable& t) {
-  // x ≤ 0 → 0 (so −0 → +0), NaN propagates.
-  unary<OpKind::Activation_Relu>(
-      t, [](const at::Tensor& x) { return at::where(x.le(0), zero_like(x), x); });
-  // lhs = the forward OUTPUT: the gradient passes where it is > 0 or NaN (burn-flex).
-  binary<OpKind::Activation_ReluBackward>(t, [](const at::Tensor& y, const at::Tensor& g) {
-    return at::where(y.gt(0).logical_or(at::isnan(y)), g, zero_like(g));
-  });
+  // x ≤ 0 → 0 (so −0 → +0), NaN propagates: exactly ATen's threshold(x, 0, 0) (`x <= 0 ? 0 :
+  // x`), one kernel where a where/le pair took three (relu is the commonest op in a model).
+  unary<OpKind::Activation_Relu>(t, [](const at::Tensor& x) { return at::threshold(x, 0, 0); });
+  // lhs = the forward OUTPUT: the gradient passes where it is > 0 or NaN (burn-flex), which is
+  // threshold_backward's `y <= 0 ? 0 : g` (NaN compares false).
+  binary<OpKind::Activation_ReluBackward>(
+      t, [](const at::Tensor& y, const at::Tensor& g) { return at::threshold_backward(g, y, 0); });
   t.on<OpKind::Activation_LeakyRelu>([](OpContext& ctx, const ir::ScalarOpIr& op) -> Status {
     const at::Tensor x = widen(ctx.in(op.lhs));
     return ctx.out(op.out, at::where(x.ge(0), x, x * op.rhs.as_double()));

@@ -143,6 +143,17 @@ Status lower_linear(OpContext& ctx, const ir::LinearOpIr& op) {
   const auto w = same_type(ctx.in(op.weight), x);
   if (x.dim() < 1 || w.dim() != 2)
     return ctx.invalid("linear needs x [..., d_in], weight [d_in, d_out]");
+  if (op.bias && x.dim() >= 2) {
+    const auto b = same_type(ctx.in(*op.bias), x);
+    if (b.dim() <= 1) {
+      // One GEMM with the bias as its accumulator (what PyTorch's linear does) instead of a
+      // matmul plus a separate add over the whole output.
+      auto y = at::addmm(b, flatten_leading(x), w);
+      auto sizes = x.sizes().vec();
+      sizes.back() = w.size(1);
+      return ctx.out(op.out, y.view(sizes));
+    }
+  }
   auto y = at::matmul(x, w);
   if (op.bias) y = y + same_type(ctx.in(*op.bias), y);
   return ctx.out(op.out, y);

@@ -117,6 +117,22 @@ TEST_F(Activation_Relu, RankZeroEmptyNonContiguousReadWrite) {
   EXPECT_EQ(get(o), (std::vector<double>{0, 3, 2, 0}));
 }
 
+// Long enough for ATen's vectorised kernels (several SIMD widths plus a tail): -0, NaN and the
+// infinities in every lane position keep Burn's semantics there too.
+TEST_F(Activation_Relu, VectorisedLanesKeepBurnSemantics) {
+  const std::vector<double> pattern = {-2, -0.0, 0, 3, kNaN, -kInf, kInf, 1e-30, -1e-30};
+  std::vector<double> x, want;
+  for (int i = 0; i < 67; ++i) {
+    const double v = pattern[i % pattern.size()];
+    x.push_back(v);
+    want.push_back(std::isnan(v) ? v : (v <= 0 ? 0.0 : static_cast<float>(v)));
+  }
+  const auto got = unary<OpKind::Activation_Relu>(x);
+  expect_near(got, want, 0);
+  for (std::size_t i = 0; i < got.size(); ++i)
+    EXPECT_FALSE(std::signbit(got[i])) << "at " << i << ": -0 and negatives become +0";
+}
+
 class Activation_ReluBackward : public ActivationOp {};
 TEST_F(Activation_ReluBackward, LhsIsTheForwardOutput) {
   // The gradient passes where the output is > 0 or NaN (burn-flex), not where it is 0.
@@ -125,6 +141,18 @@ TEST_F(Activation_ReluBackward, LhsIsTheForwardOutput) {
   expect_near(binary<OpKind::Activation_ReluBackward>({0, 0.5}, {1.5, kNaN}, DTypeKind::F16),
               {0, kNaN}, 0);
   expect_near(binary<OpKind::Activation_ReluBackward>({3, 0}, {-2, 7}, DTypeKind::F64), {-2, 0}, 0);
+}
+
+TEST_F(Activation_ReluBackward, VectorisedLanesPassNaNOutputsAndStopAtZero) {
+  const std::vector<double> outputs = {-1, 0, -0.0, 2, kNaN, kInf};
+  std::vector<double> y, g, want;
+  for (int i = 0; i < 61; ++i) {
+    const double v = outputs[i % outputs.size()];
+    y.push_back(v);
+    g.push_back(i % 7 == 3 ? kNaN : i - 30.5);
+    want.push_back(v > 0 || std::isnan(v) ? g.back() : 0.0);
+  }
+  expect_near(binary<OpKind::Activation_ReluBackward>(y, g), want, 0);
 }
 
 class Activation_LeakyRelu : public ActivationOp {

@@ -537,6 +537,36 @@ TEST_F(Module_Linear, RankOneHalfNonContiguousAndEmpty) {
   EXPECT_TRUE(get(tir(31, {0, 2})).empty());
 }
 
+// The fused path (one GEMM with the bias as accumulator): a model-sized product with a bias,
+// rank 3, a non-contiguous x, a bias of 1 element broadcast and an empty contraction (the output
+// is the bias alone).
+TEST_F(Module_Linear, BiasFusedIntoTheProduct) {
+  const I64 rows = 2 * 33, d_in = 70, d_out = 45;
+  const Vec xv = rnd(rows * d_in, 1), wv = rnd(d_in * d_out, 2), bv = rnd(d_out, 3);
+  put(tir(1, {2, 33, 70}), xv);
+  put(tir(2, {70, 45}), wv);
+  put(tir(3, {45}), bv);
+  run(make_op<K::Module_Linear>(
+      LinearOpIr{tir(1, {2, 33, 70}), tir(2, {70, 45}), tir(3, {45}), out(4, {2, 33, 45})}));
+  Vec want = ref_matmul(xv, wv, rows, d_in, d_out);
+  for (std::size_t i = 0; i < want.size(); ++i) want[i] += bv[i % d_out];
+  expect_near(get(tir(4, {2, 33, 45})), want, 1e-5);
+
+  const auto xt = tir(10, {3, 2});
+  put_nc(xt, {1, 2, 3, 4, 5, 6});
+  put(tir(11, {2, 2}), {1, 0, 1, 1});
+  put(tir(12, {1}), {0.5});
+  run(make_op<K::Module_Linear>(LinearOpIr{xt, tir(11, {2, 2}), tir(12, {1}), out(13, {3, 2})}));
+  EXPECT_EQ(get(tir(13, {3, 2})), (Vec{3.5, 2.5, 7.5, 4.5, 11.5, 6.5}));
+
+  put(tir(20, {2, 0}), {});
+  put(tir(21, {0, 3}), {});
+  put(tir(22, {3}), {1, -2, 4});
+  run(make_op<K::Module_Linear>(
+      LinearOpIr{tir(20, {2, 0}), tir(21, {0, 3}), tir(22, {3}), out(23, {2, 3})}));
+  EXPECT_EQ(get(tir(23, {2, 3})), (Vec{1, -2, 4, 1, -2, 4}));
+}
+
 MODULE_SUITE(Module_LinearXBackward);
 
 TEST_F(Module_LinearXBackward, IsGradTimesWeightTransposed) {
