@@ -22,8 +22,8 @@ struct SessionServices {
   CollectiveHub* collectives = nullptr;
   Limits limits;
   std::chrono::milliseconds transfer_timeout{60000};
-  // Ops executed per OperationIr category, host-wide.
-  std::atomic<std::uint64_t>* ops_by_category = nullptr;
+  // Ops executed per leaf (indexed by OpKind), host-wide.
+  std::atomic<std::uint64_t>* ops_by_kind = nullptr;
 };
 
 class TaskRunner {
