@@ -372,7 +372,7 @@ cases! {
     };
     f64_arithmetic, 1e-12, |d| {
         let a = Tensor::<2>::from_data(TensorData::new((0..12).map(|i| i as f64 * 0.1 - 0.55).collect::<Vec<f64>>(), [3, 4]), (d, DType::F64));
-        [a.clone() * 3.0 + 1.0, a.clone().sin(), a.clone().matmul(a.clone().transpose()), a.sum()]
+        [a.clone() * 3.0 + 1.0, a.clone().sin(), a.clone().matmul(a.clone().transpose()), a.sum_dim(1)]
     };
     f16_from_data, 0.0, |d| [
         Tensor::<1>::from_data(TensorData::new(vec![burn::tensor::f16::from_f32(1.5), burn::tensor::f16::from_f32(-2.0)], [2]), (d, DType::F16))
@@ -394,7 +394,7 @@ cases! {
     i32_arithmetic, 0.0, |d| {
         let a = it(d, [3, 4]).cast(IntDType::I32);
         let b = nz(d, [3, 4]).cast(IntDType::I32);
-        [a.clone() + b.clone(), a.clone() * b.clone(), a.clone().div(b.clone()), a.clone().sum_dim(1), a.greater(b)]
+        [a.clone() + b.clone(), a.clone() * b.clone(), a.clone().div(b.clone()), a.clone().sum_dim(1), a.greater(b).int()]
     };
     u8_arithmetic, 0.0, |d| {
         let a = it(d, [3, 4]).abs().cast(IntDType::U8);
@@ -404,7 +404,7 @@ cases! {
     i8_arithmetic, 0.0, |d| {
         let a = it(d, [3, 4]).cast(IntDType::I8);
         let b = nz(d, [3, 4]).cast(IntDType::I8);
-        [a.clone() - b.clone(), a.clone().remainder(b.clone()), a.clone().abs(), a.lower_equal(b)]
+        [a.clone() - b.clone(), a.clone().remainder(b.clone()), a.clone().abs(), a.lower_equal(b).int()]
     };
     cast_int_to_float_dtype, 1e-3, |d| [it(d, [2, 3]).cast(FloatDType::F16), it(d, [2, 3]).float()];
     cast_bool_to_int_and_float, 0.0, |d| [bt(d, [2, 3]).int(), bt(d, [2, 3]).float()];
@@ -736,12 +736,12 @@ cases! {
     composite_where_select_chain, 0.0, |d| {
         let x = ft(d, [4, 4]);
         let m = x.clone().greater_elem(0.0);
-        [x.clone().mask_where(m.clone(), x.clone() * 2.0).select(0, ivec(d, &[3, 1])), m.int().sum_dim(1)]
+        [x.clone().mask_where(m.clone(), x.clone() * 2.0).select(0, ivec(d, &[3, 1])), m.int().sum_dim(1).float()]
     };
     composite_long_chain_int_float, 1e-5, |d| {
         let i = it(d, [3, 4]);
         let f = i.clone().float() * 0.5 + ft(d, [3, 4]);
-        [(f.clone().floor().int() + i).float().sum(), f.argmax(1)]
+        [(f.clone().floor().int() + i).float().sum_dim(1), f.argmax(1).float()]
     };
     composite_rank1_len1, 1e-6, |d| [
         f1(d, 3.0).exp(), f1(d, -2.0).abs().sum(), f1(d, 0.5).matmul_like_broadcast(d),
