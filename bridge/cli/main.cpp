@@ -4,6 +4,7 @@
 
 #include <unistd.h>
 
+#include <cstdio>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -140,7 +141,26 @@ struct ServeArgs {
   std::uint64_t transfer_timeout_ms = 60000;
   bool exit_on_stdin_eof = false;
   std::vector<std::string> models;  // NAME=PATH.pt
+  std::string op_counts_file;
 };
+
+// {"Leaf.Name": n, ...} for every IR leaf, written next to `path` and renamed over it, so a reader
+// never sees half a file.
+bool write_op_counts(const std::string& path, const tb::bridge::HostMetrics& metrics) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    out << "{\n";
+    for (std::size_t i = 0; i < metrics.ops_by_kind.size(); ++i) {
+      const auto& [name, n] = metrics.ops_by_kind[i];
+      out << fmt::format("  \"{}\": {}{}\n", json_escape(name), n,
+                         i + 1 < metrics.ops_by_kind.size() ? "," : "");
+    }
+    out << "}\n";
+    if (!out.flush()) return false;
+  }
+  return std::rename(tmp.c_str(), path.c_str()) == 0;
+}
 
 int serve(const ServeArgs& args) {
   spdlog::set_level(spdlog::level::from_str(args.log_level));
@@ -234,6 +254,10 @@ int serve(const ServeArgs& args) {
   spdlog::info("signal {}: closing every session", sig);
   host.stop();
   spdlog::info("stopped");
+  if (!args.op_counts_file.empty() && !write_op_counts(args.op_counts_file, host.metrics())) {
+    spdlog::error("cannot write the op counts to {}", args.op_counts_file);
+    return 1;
+  }
   return 0;
 }
 
@@ -286,6 +310,9 @@ int main(int argc, char** argv) {
       "--model", s.models,
       "NAME=PATH.pt, repeatable: serve a TorchScript module as the custom op NAME");
 
+  serve_cmd->add_option("--op-counts-file", s.op_counts_file,
+                        "On a clean stop, write how often each IR leaf ran (JSON object keyed "
+                        "by the names `ops` prints)");
   std::vector<std::string> model_paths;
   auto* models_cmd = app.add_subcommand(
       "models", "Print TorchScript modules' forward signatures and what a custom op must declare");

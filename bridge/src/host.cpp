@@ -58,7 +58,7 @@ struct Host::Impl {
   LocalTransfers local;
   DataStore data;
   CollectiveHub collectives;
-  std::array<std::atomic<std::uint64_t>, kCategories> ops_by_category{};
+  std::array<std::atomic<std::uint64_t>, ir::kOpKindCount> ops_by_kind{};
 
   std::atomic<std::uint64_t> sessions_total{0}, sessions_refused{0}, tasks{0}, frames_rejected{0},
       bytes_in{0}, bytes_out{0};
@@ -85,7 +85,7 @@ struct Host::Impl {
     s.limits = options.limits;
     s.transfer_timeout = options.transfer_timeout;
     s.stopping = &stopping;
-    s.ops_by_category = ops_by_category.data();
+    s.ops_by_kind = ops_by_kind.data();
     return s;
   }
   void accept();
@@ -737,9 +737,16 @@ HostMetrics Host::metrics() const {
   m.frames_rejected = im.frames_rejected;
   m.bytes_in = im.bytes_in;
   m.bytes_out = im.bytes_out;
+  std::array<std::uint64_t, kCategories> by_category{};
+  for (std::size_t k = 0; k < ir::kOpKindCount; ++k) {
+    const auto kind = static_cast<ir::OpKind>(k);
+    const std::uint64_t n = im.ops_by_kind[k].load();
+    by_category[static_cast<std::size_t>(ir::op_category(kind))] += n;
+    m.ops_by_kind.emplace_back(std::string(ir::op_name(kind)), n);
+  }
   for (std::size_t c = 0; c < kCategories; ++c) {
     m.ops_by_category.emplace_back(std::string(ir::EnumNames<ir::OpCategory>::kNames[c]),
-                                   im.ops_by_category[c].load());
+                                   by_category[c]);
   }
   return m;
 }

@@ -64,9 +64,9 @@ ir::ExecutionError TaskRunner::to_wire(const Error& e) {
 }
 
 void TaskRunner::execute(const ir::OperationIr& op) {
-  if (services_.ops_by_category) {
-    services_.ops_by_category[static_cast<std::size_t>(op.category())].fetch_add(
-        1, std::memory_order_relaxed);
+  if (services_.ops_by_kind) {
+    services_.ops_by_kind[static_cast<std::size_t>(op.kind)].fetch_add(1,
+                                                                       std::memory_order_relaxed);
   }
   if (!within_tensor_limit(op)) return;
   if (op.kind == ir::OpKind::Distributed_AllReduce) return all_reduce(op);

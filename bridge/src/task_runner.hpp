@@ -24,8 +24,8 @@ struct SessionServices {
   std::chrono::milliseconds transfer_timeout{60000};
   // Set when the host stops: blocking waits (downloads) give up.
   const std::atomic<bool>* stopping = nullptr;
-  // Ops executed per OperationIr category, host-wide.
-  std::atomic<std::uint64_t>* ops_by_category = nullptr;
+  // Ops executed per leaf (indexed by OpKind), host-wide.
+  std::atomic<std::uint64_t>* ops_by_kind = nullptr;
 };
 
 class TaskRunner {

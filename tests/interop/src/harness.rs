@@ -1,19 +1,46 @@
 //! Starting hosts and comparing results.
+//!
+//! The device under test is chosen by env `TB_TARGET`: `torchbridge` (default; our host) or `burn`
+//! (Burn's own remote server hosting Flex, `src/bin/reference_server.rs`). Expected values always
+//! come from Flex in-process. With env `TB_OP_COUNTS_DIR` set, every torchbridge host started here
+//! writes the IR leaves it executed to a file of its own in that directory when it stops.
 
 use std::io::{BufRead, BufReader};
+use std::path::PathBuf;
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::OnceLock;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
 
 use burn::prelude::*;
 use burn::tensor::TensorData;
 use burn::tensor::remote::RemoteHost;
 
-/// A torchbridge host process, stopped when this value (or the test process) goes away: the host
-/// runs with `--exit-on-stdin-eof` and we hold its stdin.
-pub struct TorchbridgeHost {
+/// A host process (ours or Burn's reference server), stopped when this value (or the test process)
+/// goes away: it runs with `--exit-on-stdin-eof` and we hold its stdin.
+pub struct HostProcess {
     child: Child,
-    _stdin: ChildStdin,
+    stdin: Option<ChildStdin>,
     pub address: String,
+}
+
+/// The historical name: most tests start our host.
+pub type TorchbridgeHost = HostProcess;
+
+/// What `check` runs the program under test on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Target {
+    Torchbridge,
+    Burn,
+}
+
+/// `TB_TARGET`: `torchbridge` (default) or `burn`; anything else is a usage error.
+pub fn target() -> Target {
+    match std::env::var("TB_TARGET").as_deref() {
+        Err(_) | Ok("") | Ok("torchbridge") => Target::Torchbridge,
+        Ok("burn") => Target::Burn,
+        Ok(other) => panic!("TB_TARGET must be `torchbridge` or `burn`, not `{other}`"),
+    }
 }
 
 /// The torchbridge binary: `$TORCHBRIDGE_BIN` (CTest sets it), else the default build tree.
@@ -24,12 +51,68 @@ pub fn torchbridge_bin() -> String {
     })
 }
 
-impl TorchbridgeHost {
+/// Burn's reference server binary (this crate's `reference_server` bin, which cargo builds along
+/// with the integration tests): `$TB_REFERENCE_SERVER_BIN`, else `$CARGO_TARGET_DIR/release/`,
+/// else next to the running test binary's `deps/` folder.
+pub fn reference_server_bin() -> PathBuf {
+    if let Ok(bin) = std::env::var("TB_REFERENCE_SERVER_BIN") {
+        return PathBuf::from(bin);
+    }
+    if let Ok(dir) = std::env::var("CARGO_TARGET_DIR") {
+        let bin = PathBuf::from(dir).join("release").join("reference_server");
+        if bin.exists() {
+            return bin;
+        }
+    }
+    let exe = std::env::current_exe().expect("the test binary's path");
+    exe.parent()
+        .and_then(|deps| deps.parent())
+        .map(|profile| profile.join("reference_server"))
+        .expect("a test binary lives in <target>/<profile>/deps")
+}
+
+/// Where this host should write its op counts (`TB_OP_COUNTS_DIR`), one file per host started by
+/// this test process.
+fn op_counts_file() -> Option<String> {
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    let dir = std::env::var("TB_OP_COUNTS_DIR").ok().filter(|d| !d.is_empty())?;
+    std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("cannot create {dir}: {e}"));
+    let exe = std::env::current_exe().ok();
+    let stem = exe
+        .as_ref()
+        .and_then(|p| p.file_stem())
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "test".into());
+    let n = NEXT.fetch_add(1, Ordering::Relaxed);
+    Some(format!("{dir}/{stem}-{}-{n}.json", std::process::id()))
+}
+
+impl HostProcess {
     /// Starts `torchbridge serve --port 0 <args>` and waits for its start-up line.
     pub fn spawn(args: &[&str]) -> Self {
-        let bin = torchbridge_bin();
-        let mut child = Command::new(&bin)
-            .args(["serve", "--port", "0", "--exit-on-stdin-eof", "--log-level", "warn"])
+        let mut all: Vec<String> = ["serve", "--port", "0", "--exit-on-stdin-eof"]
+            .iter()
+            .chain(["--log-level", "warn"].iter())
+            .map(|s| s.to_string())
+            .collect();
+        if let Some(file) = op_counts_file() {
+            all.extend(["--op-counts-file".to_string(), file]);
+        }
+        all.extend(args.iter().map(|s| s.to_string()));
+        Self::start(&torchbridge_bin(), &all)
+    }
+
+    /// Starts Burn's own remote server on Flex (`reference_server --port 0`).
+    pub fn spawn_reference(args: &[&str]) -> Self {
+        let bin = reference_server_bin();
+        let mut all = vec!["--port".to_string(), "0".into(), "--exit-on-stdin-eof".into()];
+        all.extend(args.iter().map(|s| s.to_string()));
+        Self::start(&bin.to_string_lossy(), &all)
+    }
+
+    /// Runs `bin args` and reads the `ws://` address from its first line of output.
+    fn start(bin: &str, args: &[String]) -> Self {
+        let mut child = Command::new(bin)
             .args(args)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -41,7 +124,7 @@ impl TorchbridgeHost {
         let mut lines = BufReader::new(stdout).lines();
         let first = lines
             .next()
-            .expect("torchbridge exited before printing its address")
+            .unwrap_or_else(|| panic!("{bin} exited before printing its address"))
             .unwrap();
         let address = first
             .split_whitespace()
@@ -52,15 +135,24 @@ impl TorchbridgeHost {
         std::thread::spawn(move || for _ in lines {});
         Self {
             child,
-            _stdin: stdin,
+            stdin: Some(stdin),
             address,
         }
     }
 
-    /// One host shared by every test of a test binary.
-    pub fn shared() -> &'static TorchbridgeHost {
-        static HOST: OnceLock<TorchbridgeHost> = OnceLock::new();
-        HOST.get_or_init(|| TorchbridgeHost::spawn(&[]))
+    /// One torchbridge host shared by every test of a test binary.
+    pub fn shared() -> &'static HostProcess {
+        static HOST: OnceLock<HostProcess> = OnceLock::new();
+        HOST.get_or_init(|| HostProcess::spawn(&[]))
+    }
+
+    /// One host of the kind `TB_TARGET` names, shared by every test of a test binary.
+    pub fn shared_target() -> &'static HostProcess {
+        static REFERENCE: OnceLock<HostProcess> = OnceLock::new();
+        match target() {
+            Target::Torchbridge => Self::shared(),
+            Target::Burn => REFERENCE.get_or_init(|| HostProcess::spawn_reference(&[])),
+        }
     }
 
     /// Device `index` of this host, as an unmodified Burn program would open it.
@@ -76,11 +168,26 @@ impl TorchbridgeHost {
     }
 }
 
-impl Drop for TorchbridgeHost {
+impl Drop for HostProcess {
     fn drop(&mut self) {
+        // Closing stdin is the clean stop (a torchbridge host then writes its op counts); a host
+        // that does not go within a few seconds is killed.
+        drop(self.stdin.take());
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// Device 0 of the shared host `TB_TARGET` names: what `check` runs programs under test on.
+pub fn device_under_test() -> Device {
+    HostProcess::shared_target().device(0)
 }
 
 /// Burn's reference CPU backend, the judge of every result.
@@ -88,12 +195,15 @@ pub fn reference() -> Device {
     Device::flex()
 }
 
-/// Asserts that two results agree: same dtype and shape, values equal within `tolerance`
-/// (relative for floats; exact for ints and bools).
-#[track_caller]
-pub fn assert_same(actual: &TensorData, expected: &TensorData, tolerance: f64) {
-    assert_eq!(actual.dtype(), expected.dtype(), "dtype differs");
-    assert_eq!(actual.shape(), expected.shape(), "shape differs");
+/// Why two results disagree (dtype, shape, or the first value that differs beyond `tolerance`,
+/// relative for floats; exact for ints and bools), or `Ok` when they agree.
+pub fn compare(actual: &TensorData, expected: &TensorData, tolerance: f64) -> Result<(), String> {
+    if actual.dtype() != expected.dtype() {
+        return Err(format!("dtype differs: {:?} vs {:?}", actual.dtype(), expected.dtype()));
+    }
+    if actual.shape() != expected.shape() {
+        return Err(format!("shape differs: {:?} vs {:?}", actual.shape(), expected.shape()));
+    }
     if actual.dtype().is_float() {
         let a: Vec<f64> = actual.try_to_vec_as::<f64>().unwrap();
         let e: Vec<f64> = expected.try_to_vec_as::<f64>().unwrap();
@@ -101,24 +211,39 @@ pub fn assert_same(actual: &TensorData, expected: &TensorData, tolerance: f64) {
             let same = (x.is_nan() && y.is_nan())
                 || x == y
                 || (x - y).abs() <= tolerance * y.abs().max(1.0);
-            assert!(same, "value {i} differs: {x} vs {y} (tolerance {tolerance})");
+            if !same {
+                return Err(format!("value {i} differs: {x} vs {y} (tolerance {tolerance})"));
+            }
         }
-    } else {
-        assert_eq!(actual.as_bytes(), expected.as_bytes(), "values differ");
+    } else if actual.as_bytes() != expected.as_bytes() {
+        return Err(format!("values differ: {actual} vs {expected}"));
+    }
+    Ok(())
+}
+
+/// Asserts that two results agree: same dtype and shape, values equal within `tolerance`
+/// (relative for floats; exact for ints and bools).
+#[track_caller]
+pub fn assert_same(actual: &TensorData, expected: &TensorData, tolerance: f64) {
+    if let Err(why) = compare(actual, expected, tolerance) {
+        panic!("{why}");
     }
 }
 
-/// Runs `program` on the torchbridge host and on Burn's reference backend; compares every output.
+/// Runs `program` on the device under test (see `TB_TARGET`) and on Burn's reference backend
+/// in-process; compares every output.
 #[track_caller]
 pub fn check<F>(program: F, tolerance: f64)
 where
     F: Fn(&Device) -> Vec<TensorData>,
 {
-    let remote = TorchbridgeHost::shared().device(0);
+    let remote = device_under_test();
     let ours = program(&remote);
     let theirs = program(&reference());
-    assert_eq!(ours.len(), theirs.len());
-    for (a, e) in ours.iter().zip(theirs.iter()) {
-        assert_same(a, e, tolerance);
+    assert_eq!(ours.len(), theirs.len(), "number of outputs differs");
+    for (i, (a, e)) in ours.iter().zip(theirs.iter()).enumerate() {
+        if let Err(why) = compare(a, e, tolerance) {
+            panic!("output {i} ({:?} target): {why}", target());
+        }
     }
 }

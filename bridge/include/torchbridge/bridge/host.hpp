@@ -55,6 +55,8 @@ struct HostMetrics {
   std::uint64_t bytes_in = 0;
   std::uint64_t bytes_out = 0;
   std::vector<std::pair<std::string, std::uint64_t>> ops_by_category;
+  // Every IR leaf (named as `torchbridge ops` prints it) with the times it was executed.
+  std::vector<std::pair<std::string, std::uint64_t>> ops_by_kind;
 };
 
 class Host {
