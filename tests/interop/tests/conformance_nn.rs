@@ -624,7 +624,7 @@ fused_conv_bias_relu_chain |d| (TOL) {
 }
 fused_softmax_residual |d| (TOL) {
     let x = t([2, 3, 8], 1, d);
-    let y = act::softmax(x.clone() * 2.0, 2) + x.clone().sigmoid() * x.clone();
+    let y = act::softmax(x.clone() * 2.0, 2) + act::sigmoid(x.clone()) * x.clone();
     vec![act::gelu(y).into_data()]
 }
 fused_pool_norm_chain |d| (TOL) {
