@@ -309,10 +309,10 @@ int main(int argc, char** argv) {
   serve_cmd->add_option(
       "--model", s.models,
       "NAME=PATH.pt, repeatable: serve a TorchScript module as the custom op NAME");
-
   serve_cmd->add_option("--op-counts-file", s.op_counts_file,
                         "On a clean stop, write how often each IR leaf ran (JSON object keyed "
                         "by the names `ops` prints)");
+
   std::vector<std::string> model_paths;
   auto* models_cmd = app.add_subcommand(
       "models", "Print TorchScript modules' forward signatures and what a custom op must declare");

@@ -819,6 +819,10 @@ Result<ir::TensorData> download_tensor(const ir::Address& peer, std::uint64_t ke
                   ws.async_read(buffer, [&](beast::error_code ec, std::size_t) {
                     if (ec) return void(failure = ec);
                     stage = "done";
+                    // A closing handshake, not a bare reset: Burn's /data server panics on a
+                    // peer that drops the socket without one. Its answer is not waited for long.
+                    beast::get_lowest_layer(ws).expires_after(std::chrono::seconds(1));
+                    ws.async_close(websocket::close_code::normal, [](beast::error_code) {});
                   });
                 });
               });

