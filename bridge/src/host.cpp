@@ -195,11 +195,13 @@ class SessionConnection : public std::enable_shared_from_this<SessionConnection>
     });
   }
   // From Host::stop().
-  void shutdown() {
-    net::post(ws_.get_executor(), [self = shared_from_this()] {
+  // `done` runs once the socket is closed (on this connection's executor).
+  void shutdown(std::function<void()> done = {}) {
+    net::post(ws_.get_executor(), [self = shared_from_this(), done = std::move(done)] {
       beast::error_code ec;
       beast::get_lowest_layer(self->ws_).socket().shutdown(tcp::socket::shutdown_both, ec);
       beast::get_lowest_layer(self->ws_).close();
+      if (done) done();
     });
   }
   ~SessionConnection() { teardown(); }
@@ -699,10 +701,28 @@ void Host::stop() {
   // never come now.
   im.local.shutdown();
   im.collectives.shutdown();
+  // The sockets must be closed before the io_context stops, or a client would wait on a
+  // connection nobody serves any more.
+  struct Countdown {
+    std::mutex mutex;
+    std::condition_variable cv;
+    int left = 0;
+  };
+  auto closing = std::make_shared<Countdown>();
   {
     std::unique_lock lock(im.sessions_mutex);
-    for (auto& [id, weak] : im.sessions)
-      if (auto c = weak.lock()) c->shutdown();
+    for (auto& [id, weak] : im.sessions) {
+      if (auto c = weak.lock()) {
+        {
+          std::lock_guard count(closing->mutex);
+          ++closing->left;
+        }
+        c->shutdown([closing] {
+          std::lock_guard count(closing->mutex);
+          if (--closing->left == 0) closing->cv.notify_all();
+        });
+      }
+    }
     for (auto& [id, worker] : im.workers) worker->close(/*drop_queued=*/true);
     // Workers reference this host: it cannot go away while one runs (an op in progress is not
     // interruptible, so this waits for it).
@@ -711,6 +731,10 @@ void Host::stop() {
       spdlog::warn("stopping: waiting for {} session(s) to finish their current op",
                    im.workers.size());
     }
+  }
+  {
+    std::unique_lock lock(closing->mutex);
+    closing->cv.wait_for(lock, std::chrono::seconds(5), [&] { return closing->left == 0; });
   }
   im.work.reset();
   im.ioc.stop();
