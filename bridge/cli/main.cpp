@@ -137,8 +137,10 @@ struct ServeArgs {
   std::uint64_t max_session_bytes = 0;
   std::uint32_t max_sessions = 256;
   std::uint32_t max_graphs = 4096;
+  std::uint32_t max_connections = 1024;
   std::string auth_token_file;
   std::uint64_t transfer_timeout_ms = 60000;
+  std::uint64_t init_timeout_ms = 10000;
   bool exit_on_stdin_eof = false;
   std::vector<std::string> models;  // NAME=PATH.pt
   std::string op_counts_file;
@@ -175,7 +177,9 @@ int serve(const ServeArgs& args) {
   options.limits.max_session_bytes = args.max_session_bytes;
   options.limits.max_sessions = args.max_sessions;
   options.limits.max_graphs_per_session = args.max_graphs;
+  options.limits.max_connections = args.max_connections;
   options.transfer_timeout = std::chrono::milliseconds(args.transfer_timeout_ms);
+  options.init_timeout = std::chrono::milliseconds(args.init_timeout_ms);
   if (!args.auth_token_file.empty()) {
     std::ifstream in(args.auth_token_file);
     std::string token;
@@ -297,6 +301,14 @@ int main(int argc, char** argv) {
   serve_cmd->add_option("--max-sessions", s.max_sessions, "Concurrent sessions")
       ->capture_default_str();
   serve_cmd->add_option("--max-graphs", s.max_graphs, "Cached graphs per session")
+      ->capture_default_str();
+  serve_cmd
+      ->add_option("--max-connections", s.max_connections,
+                   "Open connections of every kind, authorized or not")
+      ->capture_default_str();
+  serve_cmd
+      ->add_option("--init-timeout-ms", s.init_timeout_ms,
+                   "How long a new session may take to send its Init")
       ->capture_default_str();
   serve_cmd->add_option("--auth-token-file", s.auth_token_file,
                         "File whose first line is the shared secret clients must present");

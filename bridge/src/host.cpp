@@ -2,6 +2,7 @@
 // connections, and the per-session worker threads.
 #include "torchbridge/bridge/host.hpp"
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <condition_variable>
@@ -9,6 +10,7 @@
 #include <mutex>
 #include <thread>
 #include <unordered_map>
+#include <utility>
 
 #include <spdlog/spdlog.h>
 #include <boost/asio.hpp>
@@ -51,6 +53,21 @@ bool constant_time_equal(std::string_view a, std::string_view b) {
 class SessionConnection;
 class SessionWorker;
 
+// One accepted connection's place under Limits::max_connections: moved from the HTTP connection to
+// the websocket connection it becomes, released when its last owner goes.
+class ConnectionSlot {
+ public:
+  explicit ConnectionSlot(std::atomic<std::uint32_t>& open) : open_(&open) { ++open; }
+  ConnectionSlot(ConnectionSlot&& other) noexcept : open_(std::exchange(other.open_, nullptr)) {}
+  ConnectionSlot& operator=(ConnectionSlot&&) = delete;
+  ~ConnectionSlot() {
+    if (open_) --*open_;
+  }
+
+ private:
+  std::atomic<std::uint32_t>* open_;
+};
+
 struct Host::Impl {
   const Host* owner = nullptr;
   HostOptions options;
@@ -63,6 +80,8 @@ struct Host::Impl {
   std::atomic<std::uint64_t> sessions_total{0}, sessions_refused{0}, tasks{0}, frames_rejected{0},
       bytes_in{0}, bytes_out{0};
   std::atomic<bool> stopping{false};
+  std::atomic<std::uint32_t> connections_open{0};
+  std::atomic<std::uint64_t> connections_refused{0};
 
   std::mutex sessions_mutex;
   std::condition_variable workers_done;
@@ -153,9 +172,12 @@ class SessionWorker : public std::enable_shared_from_this<SessionWorker> {
 // ---- SessionConnection: the `/session` websocket of one Burn session. ----------------------
 class SessionConnection : public std::enable_shared_from_this<SessionConnection> {
  public:
-  SessionConnection(Host::Impl& host, tcp::socket&& socket, bool header_authorized)
+  SessionConnection(Host::Impl& host, tcp::socket&& socket, ConnectionSlot slot,
+                    bool header_authorized)
       : host_(host),
         ws_(std::move(socket)),
+        init_timer_(ws_.get_executor()),
+        slot_(std::move(slot)),
         peer_(peer_of(beast::get_lowest_layer(ws_).socket())),
         header_authorized_(header_authorized) {}
 
@@ -165,12 +187,22 @@ class SessionConnection : public std::enable_shared_from_this<SessionConnection>
     ws_.set_option(websocket::stream_base::decorator([](websocket::response_type& res) {
       res.set(http::field::server, fmt::format("torchbridge/{}", kVersion));
     }));
-    ws_.read_message_max(host_.options.limits.max_message_bytes);
+    ws_.read_message_max(
+        std::min(host_.options.limits.max_init_bytes, host_.options.limits.max_message_bytes));
     ws_.binary(true);
     ws_.auto_fragment(false);
     beast::get_lowest_layer(ws_).expires_never();
     ws_.async_accept(req,
                      beast::bind_front_handler(&SessionConnection::on_accept, shared_from_this()));
+    init_timer_.expires_after(host_.options.init_timeout);
+    init_timer_.async_wait([self = shared_from_this()](beast::error_code ec) {
+      if (ec || self->state_ != State::kHandshake) return;
+      ++self->host_.sessions_refused;
+      spdlog::warn("{}: no Init within {} ms, closing", self->peer_,
+                   self->host_.options.init_timeout.count());
+      if (!self->accepted_) return self->close_now();
+      self->close_with(websocket::close_code::policy_error, "no Init in time");
+    });
   }
 
   // From any thread: queue one encoded response frame.
@@ -212,8 +244,10 @@ class SessionConnection : public std::enable_shared_from_this<SessionConnection>
   void on_accept(beast::error_code ec) {
     if (ec) {
       spdlog::debug("{}: websocket accept failed: {}", peer_, ec.message());
+      init_timer_.cancel();
       return;
     }
+    accepted_ = true;
     read();
   }
 
@@ -307,6 +341,8 @@ class SessionConnection : public std::enable_shared_from_this<SessionConnection>
       host_.workers[session_id_] = worker_;
     }
     ++host_.sessions_total;
+    init_timer_.cancel();
+    ws_.read_message_max(host_.options.limits.max_message_bytes);
     worker_->start();
     ir::SessionInfo info{version, host_.devices[init.device_index]->settings(), device_count,
                          std::nullopt};
@@ -409,6 +445,7 @@ class SessionConnection : public std::enable_shared_from_this<SessionConnection>
   void teardown() {
     if (torn_down_) return;
     torn_down_ = true;
+    init_timer_.cancel();
     if (worker_) worker_->close();
     if (session_id_) {
       std::lock_guard lock(host_.sessions_mutex);
@@ -419,8 +456,11 @@ class SessionConnection : public std::enable_shared_from_this<SessionConnection>
 
   Host::Impl& host_;
   websocket::stream<beast::tcp_stream> ws_;
+  net::steady_timer init_timer_;
+  ConnectionSlot slot_;
   std::string peer_;
   bool header_authorized_;
+  bool accepted_ = false;
   beast::flat_buffer buffer_;
   std::deque<FrameBytes> writes_;
   bool writing_ = false;
@@ -485,8 +525,8 @@ void SessionWorker::loop() {
 // ---- DataConnection: another host downloads exposed tensors over `/data`. --------------------
 class DataConnection : public std::enable_shared_from_this<DataConnection> {
  public:
-  DataConnection(Host::Impl& host, tcp::socket&& socket)
-      : host_(host), ws_(std::move(socket)), timer_(ws_.get_executor()) {}
+  DataConnection(Host::Impl& host, tcp::socket&& socket, ConnectionSlot slot)
+      : host_(host), ws_(std::move(socket)), timer_(ws_.get_executor()), slot_(std::move(slot)) {}
 
   void run(http::request<http::string_body> req) {
     ws_.set_option(websocket::stream_base::timeout::suggested(beast::role_type::server));
@@ -554,6 +594,7 @@ class DataConnection : public std::enable_shared_from_this<DataConnection> {
   Host::Impl& host_;
   websocket::stream<beast::tcp_stream> ws_;
   net::steady_timer timer_;
+  ConnectionSlot slot_;
   beast::flat_buffer buffer_;
   FrameBytes frame_;
 };
@@ -561,8 +602,8 @@ class DataConnection : public std::enable_shared_from_this<DataConnection> {
 // ---- HttpConnection: routes an incoming request. ---------------------------------------------
 class HttpConnection : public std::enable_shared_from_this<HttpConnection> {
  public:
-  HttpConnection(Host::Impl& host, tcp::socket&& socket)
-      : host_(host), stream_(std::move(socket)) {}
+  HttpConnection(Host::Impl& host, tcp::socket&& socket, ConnectionSlot slot)
+      : host_(host), stream_(std::move(socket)), slot_(std::move(slot)) {}
 
   void run() {
     parser_.emplace();
@@ -586,12 +627,14 @@ class HttpConnection : public std::enable_shared_from_this<HttpConnection> {
           const auto auth = req[http::field::authorization];
           header_ok = constant_time_equal(auth, "Bearer " + *host_.options.auth_token);
         }
-        std::make_shared<SessionConnection>(host_, stream_.release_socket(), header_ok)
+        std::make_shared<SessionConnection>(host_, stream_.release_socket(), std::move(slot_),
+                                            header_ok)
             ->run(std::move(req));
         return;
       }
       if (path == "/data") {
-        std::make_shared<DataConnection>(host_, stream_.release_socket())->run(std::move(req));
+        std::make_shared<DataConnection>(host_, stream_.release_socket(), std::move(slot_))
+            ->run(std::move(req));
         return;
       }
     }
@@ -622,6 +665,7 @@ class HttpConnection : public std::enable_shared_from_this<HttpConnection> {
 
   Host::Impl& host_;
   beast::tcp_stream stream_;
+  ConnectionSlot slot_;
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
 };
@@ -629,13 +673,27 @@ class HttpConnection : public std::enable_shared_from_this<HttpConnection> {
 void Host::Impl::accept() {
   acceptor.async_accept(net::make_strand(ioc), [this](beast::error_code ec, tcp::socket socket) {
     if (ec) {
-      if (ec != net::error::operation_aborted) spdlog::warn("accept: {}", ec.message());
+      if (ec != net::error::operation_aborted && !stopping)
+        spdlog::warn("accept: {}", ec.message());
       if (!acceptor.is_open()) return;
     } else {
       beast::error_code ignored;
       socket.set_option(tcp::no_delay(true), ignored);
       socket.set_option(net::socket_base::keep_alive(true), ignored);
-      std::make_shared<HttpConnection>(*this, std::move(socket))->run();
+      // Only this handler adds connections (one accept at a time), so the check cannot race
+      // another increment.
+      if (connections_open.load() >= options.limits.max_connections) {
+        const auto n = ++connections_refused;
+        // Logged at 1, 2, 4, 8, …: a flood of refusals must not become a flood of log lines.
+        if ((n & (n - 1)) == 0) {
+          spdlog::warn("{}: connection refused: {} connections open, the limit ({} refused so far)",
+                       peer_of(socket), options.limits.max_connections, n);
+        }
+        socket.close(ignored);
+      } else {
+        std::make_shared<HttpConnection>(*this, std::move(socket), ConnectionSlot(connections_open))
+            ->run();
+      }
     }
     accept();
   });
@@ -757,6 +815,8 @@ HostMetrics Host::metrics() const {
   }
   m.sessions_total = im.sessions_total;
   m.sessions_refused = im.sessions_refused;
+  m.connections_open = im.connections_open;
+  m.connections_refused = im.connections_refused;
   m.tasks = im.tasks;
   m.frames_rejected = im.frames_rejected;
   m.bytes_in = im.bytes_in;
@@ -786,6 +846,10 @@ std::string Host::metrics_text() const {
   metric("sessions_open", "gauge", "Sessions currently open.", m.sessions_open);
   metric("sessions_total", "counter", "Sessions opened since start.", m.sessions_total);
   metric("sessions_refused_total", "counter", "Handshakes refused.", m.sessions_refused);
+  metric("connections_open", "gauge", "Connections open (HTTP, /session, /data).",
+         m.connections_open);
+  metric("connections_refused_total", "counter", "Connections closed at once: over the limit.",
+         m.connections_refused);
   metric("live_tensors", "gauge", "Tensors held by all sessions.", m.live_tensors);
   metric("live_bytes", "gauge", "Bytes of tensors held by all sessions.", m.live_bytes);
   metric("tasks_total", "counter", "Tasks received.", m.tasks);

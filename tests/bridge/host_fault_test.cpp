@@ -478,6 +478,69 @@ TEST(HostLimits, TheSessionLimitsCloseReasonSaysWhy) {
   EXPECT_EQ(r.close_reason, "too many sessions");
 }
 
+TEST(HostLimits, AConnectionThatNeverSendsItsInitIsClosedAfterTheInitTimeout) {
+  bridge::HostOptions o;
+  o.init_timeout = std::chrono::milliseconds(300);
+  ConfiguredHost host(o);
+  RawClient idle;
+  ASSERT_FALSE(idle.open(host.port()));
+  // The client answers the host's pings while it waits (read() runs its io_context): without the
+  // deadline this connection would stay open for ever.
+  const auto start = std::chrono::steady_clock::now();
+  const auto r = idle.read(std::chrono::seconds(5));
+  ASSERT_TRUE(r.closed()) << r.ec.message();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(4));
+  EXPECT_EQ(r.close_code, static_cast<std::uint16_t>(websocket::close_code::policy_error));
+  EXPECT_EQ(r.close_reason, "no Init in time");
+  EXPECT_EQ(host.metrics().sessions_refused, 1u);
+  // A session that did send its Init outlives the deadline.
+  Session s(host.port(), 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  expect_healthy(s, 10);
+}
+
+TEST(HostLimits, AnOversizedFirstMessageIsRefusedBeforeTheClientIsAuthorized) {
+  bridge::HostOptions o;
+  o.limits.max_init_bytes = 1024;
+  ConfiguredHost host(o);
+  RawClient c;
+  ASSERT_FALSE(c.open(host.port()));
+  (void)c.send(std::vector<std::uint8_t>(64 * 1024, 0x90));
+  const auto r = c.read();
+  ASSERT_TRUE(r.ended());
+  if (r.closed()) {
+    EXPECT_EQ(r.close_code, static_cast<std::uint16_t>(websocket::close_code::too_big));
+  }
+  // Past its Init a session gets the full message size.
+  Session s(host.port(), 0);
+  std::vector<double> v(16 * 1024, 2);  // 64 KiB of f32
+  s.send({register_tensor(1, make_data({16 * 1024}, DTypeKind::F32, v))});
+  EXPECT_EQ(read_values(s, 1, {16 * 1024}), v);
+}
+
+TEST(HostLimits, ConnectionsOverTheLimitAreClosedAtOnceUntilOneLeaves) {
+  bridge::HostOptions o;
+  o.limits.max_connections = 3;
+  ConfiguredHost host(o);
+  Session working(host.port(), 0);
+  auto idle_a = std::make_unique<RawClient>();
+  RawClient idle_b;
+  ASSERT_FALSE(idle_a->open(host.port()));
+  ASSERT_FALSE(idle_b.open(host.port()));
+  EXPECT_TRUE(eventually([&] { return host.metrics().connections_open == 3; }));
+  {
+    RawClient over;
+    EXPECT_TRUE(over.open(host.port()));  // the upgrade fails: the host closed the socket
+  }
+  EXPECT_EQ(host.metrics().connections_refused, 1u);
+  expect_healthy(working, 10);
+  idle_a.reset();
+  EXPECT_TRUE(eventually([&] { return host.metrics().connections_open == 2; }));
+  Session late(host.port(), 0);
+  expect_healthy(late, 20);
+  EXPECT_THAT(host.host().metrics_text(), HasSubstr("torchbridge_connections_refused_total 1\n"));
+}
+
 TEST(HostLimits, TheGraphCacheEvictsTheOldestGraph) {
   bridge::HostOptions o;
   o.limits.max_graphs_per_session = 2;

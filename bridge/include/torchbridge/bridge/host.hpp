@@ -29,6 +29,13 @@ struct Limits {
   // Bytes of received, not yet executed tasks per session before the host stops reading that
   // socket (back-pressure; never an error).
   std::uint64_t max_queued_bytes = std::uint64_t{512} << 20;
+  // Open connections of every kind (HTTP, /session, /data, and sessions not yet past their Init),
+  // counted from accept: it bounds the descriptors and memory clients that never authenticate can
+  // hold. Beyond it a new connection is closed at once.
+  std::uint32_t max_connections = 1024;
+  // The first message on /session (the Init, a few dozen bytes plus the token) before the client
+  // is authorized: a client without the token cannot make the host buffer max_message_bytes.
+  std::uint64_t max_init_bytes = 64 * 1024;
 };
 
 struct HostOptions {
@@ -41,12 +48,17 @@ struct HostOptions {
   std::optional<std::string> auth_token;
   // How long a session waits for the other side of a transfer before failing it.
   std::chrono::milliseconds transfer_timeout{60000};
+  // How long an upgraded /session connection may wait before sending its Init: websocket pings
+  // alone would keep an idle, unauthorized connection open for ever.
+  std::chrono::milliseconds init_timeout{10000};
 };
 
 struct HostMetrics {
   std::uint64_t sessions_open = 0;
   std::uint64_t sessions_total = 0;
   std::uint64_t sessions_refused = 0;
+  std::uint64_t connections_open = 0;
+  std::uint64_t connections_refused = 0;
   std::uint64_t live_tensors = 0;
   std::uint64_t live_bytes = 0;
   std::uint64_t tasks = 0;
