@@ -1001,20 +1001,22 @@ mod layers {
     }
 
     #[test]
-    #[ignore = "open: running_mean reads back unchanged (0) on the remote device while Flex has the \
-                update; batch_norm_train's own mean/variance match (batch_norm_train_rank3/4), so the \
-                suspect is Burn's RunningState on a remote autodiff device; not yet root-caused"]
     fn nn_batch_norm_training_updates_running_stats() {
-        let layer = BatchNormConfig::new(3).init(&init_device());
+        // Each run builds its own layer: Burn's RunningState is shared between clones (Arc), so a
+        // layer cloned into both runs would fold the first run's update into the second's. That
+        // sharing, not the host, made this case differ before. `value_sync` folds this thread's
+        // pending update; `value` alone is documented to lag one update behind.
         check(
             |d| {
                 let d = ad(d);
-                let layer = layer.clone().to_device(&d);
-                let y = layer.forward(t([4, 3, 2, 2], 1, &d));
+                let layer = BatchNormConfig::new(3).init(&init_device()).to_device(&d);
+                let y1 = layer.forward(t([4, 3, 2, 2], 1, &d));
+                let y2 = layer.forward(t([4, 3, 2, 2], 2, &d));
                 vec![
-                    y.into_data(),
-                    layer.running_mean.value().into_data(),
-                    layer.running_var.value().into_data(),
+                    y1.into_data(),
+                    y2.into_data(),
+                    layer.running_mean.value_sync().into_data(),
+                    layer.running_var.value_sync().into_data(),
                 ]
             },
             TOL,
