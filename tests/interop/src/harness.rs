@@ -270,7 +270,9 @@ impl HostProcess {
     pub fn router_device(&self, index: usize) -> burn_remote::RemoteDevice {
         burn_remote::HostSpec::websocket(&self.address)
             .connect(index)
-            .unwrap_or_else(|e| panic!("cannot open router device {index} on {}: {e:?}", self.address))
+            .unwrap_or_else(|e| {
+                panic!("cannot open router device {index} on {}: {e:?}", self.address)
+            })
     }
 }
 

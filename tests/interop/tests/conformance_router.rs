@@ -12,8 +12,8 @@ use burn_backend::distributed::{DistributedOps, ReduceOperation};
 use burn_backend::ops::{ConvTransposeOptions, FloatTensorOps, IntTensorOps, UnfoldOptions};
 use burn_backend::tensor::{BoolTensor, FloatTensor, IntTensor};
 use burn_backend::{
-    Backend, BoolStore, DType, DeviceId, Distribution, IntDType, Scalar, Shape,
-    TensorData, TensorMetadata,
+    Backend, BoolStore, DType, DeviceId, Distribution, IntDType, Scalar, Shape, TensorData,
+    TensorMetadata,
 };
 use burn_flex::Flex;
 use torchbridge_interop::harness::{HostProcess, Router, Target, check_backend, compare, target};
@@ -23,7 +23,9 @@ use torchbridge_interop::harness::{HostProcess, Router, Target, check_backend, c
 
 /// Deterministic values in [-1, 1) from a splitmix64 stream keyed by `seed` (as conformance_nn.rs).
 fn values(n: usize, seed: u64) -> Vec<f32> {
-    let mut state = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15).wrapping_add(0x2545_F491_4F6C_DD1D);
+    let mut state = seed
+        .wrapping_mul(0x9E37_79B9_7F4A_7C15)
+        .wrapping_add(0x2545_F491_4F6C_DD1D);
     (0..n)
         .map(|_| {
             state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
@@ -102,7 +104,13 @@ mod cases {
         let z = fv::<B>(vec![0.0, -0.0, 1.5, -2.0], &[4], d);
         let dz = B::relu_backward(B::relu(z.clone()), fv::<B>(vec![1.0; 4], &[4], d));
         let s = B::relu(fv::<B>(vec![-3.0], &[], d));
-        vec![rf::<B>(y), rf::<B>(dx), rf::<B>(B::relu(z)), rf::<B>(dz), rf::<B>(s)]
+        vec![
+            rf::<B>(y),
+            rf::<B>(dx),
+            rf::<B>(B::relu(z)),
+            rf::<B>(dz),
+            rf::<B>(s),
+        ]
     }
 
     // Activation.LeakyRelu.
@@ -152,8 +160,16 @@ mod cases {
     pub fn act_hard_sigmoid<B: Backend>(d: &B::Device) -> Vec<TensorData> {
         let x = fs::<B>(&[4, 5], 10, 5.0, d);
         vec![
-            rf::<B>(B::hard_sigmoid(x.clone(), Scalar::Float(0.2), Scalar::Float(0.5))),
-            rf::<B>(B::hard_sigmoid(x, Scalar::Float(1.0 / 6.0), Scalar::Float(0.5))),
+            rf::<B>(B::hard_sigmoid(
+                x.clone(),
+                Scalar::Float(0.2),
+                Scalar::Float(0.5),
+            )),
+            rf::<B>(B::hard_sigmoid(
+                x,
+                Scalar::Float(1.0 / 6.0),
+                Scalar::Float(0.5),
+            )),
         ]
     }
 
@@ -232,7 +248,14 @@ mod cases {
         let x4 = fs::<B>(&[2, 3, 4, 5], 27, 2.0, d);
         let x3 = fs::<B>(&[2, 3, 4], 28, 2.0, d);
         vec![
-            rf::<B>(B::batch_norm(x4, gamma.clone(), beta.clone(), mean.clone(), var.clone(), 1e-5)),
+            rf::<B>(B::batch_norm(
+                x4,
+                gamma.clone(),
+                beta.clone(),
+                mean.clone(),
+                var.clone(),
+                1e-5,
+            )),
             rf::<B>(B::batch_norm(x3, gamma, beta, mean, var, 1e-1)),
         ]
     }
@@ -243,16 +266,31 @@ mod cases {
         let indices = iv::<B>(vec![0, 4, 2, 2, 4, 4], &[2, 3], d);
         let y = B::embedding(weights.clone(), indices.clone());
         let g = grad_like::<B>(&y, 30, d);
-        vec![rf::<B>(y), rf::<B>(B::embedding_backward(weights, g, indices))]
+        vec![
+            rf::<B>(y),
+            rf::<B>(B::embedding_backward(weights, g, indices)),
+        ]
     }
 
     // Module.Unfold4d: stride, padding and dilation, and the plain case.
     pub fn module_unfold4d<B: Backend>(d: &B::Device) -> Vec<TensorData> {
         let x = f::<B>(&[2, 2, 5, 6], 31, d);
         vec![
-            rf::<B>(B::unfold4d(x.clone(), [2, 3], UnfoldOptions::new([1, 2], [1, 0], [1, 1]))),
-            rf::<B>(B::unfold4d(x.clone(), [3, 2], UnfoldOptions::new([2, 1], [0, 1], [2, 1]))),
-            rf::<B>(B::unfold4d(x, [1, 1], UnfoldOptions::new([1, 1], [0, 0], [1, 1]))),
+            rf::<B>(B::unfold4d(
+                x.clone(),
+                [2, 3],
+                UnfoldOptions::new([1, 2], [1, 0], [1, 1]),
+            )),
+            rf::<B>(B::unfold4d(
+                x.clone(),
+                [3, 2],
+                UnfoldOptions::new([2, 1], [0, 1], [2, 1]),
+            )),
+            rf::<B>(B::unfold4d(
+                x,
+                [1, 1],
+                UnfoldOptions::new([1, 1], [0, 0], [1, 1]),
+            )),
         ]
     }
 
@@ -266,7 +304,12 @@ mod cases {
         let y = B::conv_transpose1d(x.clone(), w.clone(), Some(b.clone()), opts.clone());
         let g = grad_like::<B>(&y, 35, d);
         vec![
-            rf::<B>(B::conv_transpose1d_weight_backward(x.clone(), w, g.clone(), opts)),
+            rf::<B>(B::conv_transpose1d_weight_backward(
+                x.clone(),
+                w,
+                g.clone(),
+                opts,
+            )),
             rf::<B>(B::conv_transpose1d_bias_backward(x, b, g)),
         ]
     }
@@ -280,7 +323,12 @@ mod cases {
         let y = B::conv_transpose2d(x.clone(), w.clone(), Some(b.clone()), opts.clone());
         let g = grad_like::<B>(&y, 39, d);
         vec![
-            rf::<B>(B::conv_transpose2d_weight_backward(x.clone(), w, g.clone(), opts)),
+            rf::<B>(B::conv_transpose2d_weight_backward(
+                x.clone(),
+                w,
+                g.clone(),
+                opts,
+            )),
             rf::<B>(B::conv_transpose2d_bias_backward(x, b, g)),
         ]
     }
@@ -294,7 +342,12 @@ mod cases {
         let y = B::conv_transpose3d(x.clone(), w.clone(), Some(b.clone()), opts.clone());
         let g = grad_like::<B>(&y, 43, d);
         vec![
-            rf::<B>(B::conv_transpose3d_weight_backward(x.clone(), w, g.clone(), opts)),
+            rf::<B>(B::conv_transpose3d_weight_backward(
+                x.clone(),
+                w,
+                g.clone(),
+                opts,
+            )),
             rf::<B>(B::conv_transpose3d_bias_backward(x, b, g)),
         ]
     }
@@ -328,11 +381,20 @@ mod cases {
                 let (v, i) = B::float_sort_with_indices(x.clone(), dim, descending, IntDType::I64);
                 out.push(rf::<B>(v));
                 out.push(ri::<B>(i));
-                out.push(ri::<B>(B::float_argsort(x.clone(), dim, descending, IntDType::I64)));
+                out.push(ri::<B>(B::float_argsort(
+                    x.clone(),
+                    dim,
+                    descending,
+                    IntDType::I64,
+                )));
             }
         }
         // Ties and infinities in values-only sort (order of equal values does not show).
-        let t = fv::<B>(vec![2.0, -1.0, 2.0, f32::INFINITY, -1.0, f32::NEG_INFINITY], &[6], d);
+        let t = fv::<B>(
+            vec![2.0, -1.0, 2.0, f32::INFINITY, -1.0, f32::NEG_INFINITY],
+            &[6],
+            d,
+        );
         out.push(rf::<B>(B::float_sort(t.clone(), 0, false)));
         out.push(rf::<B>(B::float_sort(t, 0, true)));
         out
@@ -357,7 +419,11 @@ mod cases {
         vec![
             rb::<B>(B::float_not_equal(a.clone(), b, NATIVE)),
             rb::<B>(B::float_not_equal(a.clone(), row, NATIVE)),
-            rb::<B>(B::float_not_equal_elem(a.clone(), Scalar::Float(2.0), NATIVE)),
+            rb::<B>(B::float_not_equal_elem(
+                a.clone(),
+                Scalar::Float(2.0),
+                NATIVE,
+            )),
             rb::<B>(B::float_not_equal_elem(a, Scalar::Float(0.0), NATIVE)),
         ]
     }
@@ -433,6 +499,25 @@ mod cases {
             rb::<B>(B::bool_not_equal_elem(a, Scalar::Bool(false))),
         ]
     }
+    // Empty tensors through a leaf of each family: shapes must survive, nothing may fail.
+    pub fn empty_tensors<B: Backend>(d: &B::Device) -> Vec<TensorData> {
+        let x = fv::<B>(vec![], &[0, 4], d);
+        let i = iv::<B>(vec![], &[3, 0], d);
+        let b = bv::<B>(vec![], &[0], d);
+        let w = f::<B>(&[4, 2], 60, d);
+        vec![
+            rf::<B>(B::relu(x.clone())),
+            rf::<B>(B::sigmoid(x.clone())),
+            rf::<B>(B::softmax(x.clone(), 1)),
+            rf::<B>(B::float_neg(x.clone())),
+            rf::<B>(B::float_sort(x.clone(), 0, false)),
+            rf::<B>(B::linear(x.clone(), w, None)),
+            rb::<B>(B::float_not_equal_elem(x, Scalar::Float(1.0), NATIVE)),
+            ri::<B>(B::int_sign(i.clone())),
+            ri::<B>(B::int_sort(i, 1, true)),
+            rb::<B>(B::bool_xor(b.clone(), b)),
+        ]
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -476,6 +561,7 @@ router_cases! {
     int_powi: 0.0;
     int_not_equal: 0.0;
     bool_xor_not_equal: 0.0;
+    empty_tensors: 0.0;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -486,15 +572,25 @@ router_cases! {
 #[test]
 fn int_random() {
     let fresh = matches!(target(), Target::Burn).then(|| HostProcess::spawn_reference(&[]));
-    let host = fresh.as_ref().unwrap_or_else(|| HostProcess::shared_target());
+    let host = fresh
+        .as_ref()
+        .unwrap_or_else(|| HostProcess::shared_target());
     let device = host.router_device(0);
     for dtype in [IntDType::I64, IntDType::I32] {
-        let t = Router::int_random(Shape::new([64, 64]), Distribution::Uniform(-3.0, 4.0), &device, dtype);
+        let t = Router::int_random(
+            Shape::new([64, 64]),
+            Distribution::Uniform(-3.0, 4.0),
+            &device,
+            dtype,
+        );
         let data = ri::<Router>(t);
         assert_eq!(data.dtype(), DType::from(dtype), "dtype");
         assert_eq!(data.shape().to_vec(), vec![64, 64], "shape");
         let v: Vec<i64> = data.convert::<i64>().try_to_vec::<i64>().unwrap();
-        assert!(v.iter().all(|x| (-3..4).contains(x)), "values outside [-3, 4): {v:?}");
+        assert!(
+            v.iter().all(|x| (-3..4).contains(x)),
+            "values outside [-3, 4): {v:?}"
+        );
         assert_eq!(v.iter().min(), Some(&-3), "lowest value never drawn");
         assert_eq!(v.iter().max(), Some(&3), "highest value never drawn");
     }
@@ -513,7 +609,10 @@ fn distributed_all_reduce() {
     let devices = [host.router_device(0), host.router_device(1)];
     // A Burn program names the devices of a collective by their ids; the remote client rewrites
     // each to its position on the host.
-    let ids: Vec<DeviceId> = devices.iter().map(burn_std::device::Device::to_id).collect();
+    let ids: Vec<DeviceId> = devices
+        .iter()
+        .map(burn_std::device::Device::to_id)
+        .collect();
     let flex = burn_flex::FlexDevice::default();
     for (op, seed) in [(ReduceOperation::Sum, 50), (ReduceOperation::Mean, 52)] {
         // Both contributions are registered before either is read: each session's all-reduce waits
@@ -527,10 +626,19 @@ fn distributed_all_reduce() {
             })
             .collect();
         let reads: Vec<TensorData> = std::thread::scope(|s| {
-            let handles: Vec<_> = outs.into_iter().map(|t| s.spawn(move || rf::<Router>(t))).collect();
-            handles.into_iter().map(|h| h.join().expect("read thread")).collect()
+            let handles: Vec<_> = outs
+                .into_iter()
+                .map(|t| s.spawn(move || rf::<Router>(t)))
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().expect("read thread"))
+                .collect()
         });
-        let sum = Flex::float_add(f::<Flex>(&[2, 3], seed, &flex), f::<Flex>(&[2, 3], seed + 1, &flex));
+        let sum = Flex::float_add(
+            f::<Flex>(&[2, 3], seed, &flex),
+            f::<Flex>(&[2, 3], seed + 1, &flex),
+        );
         let expected = match op {
             ReduceOperation::Sum => sum,
             ReduceOperation::Mean => Flex::float_div_scalar(sum, Scalar::Float(2.0)),
@@ -553,7 +661,9 @@ fn distributed_all_reduce() {
 #[test]
 fn float_powi_tensor_exponent() {
     let fresh = matches!(target(), Target::Burn).then(|| HostProcess::spawn_reference(&[]));
-    let host = fresh.as_ref().unwrap_or_else(|| HostProcess::shared_target());
+    let host = fresh
+        .as_ref()
+        .unwrap_or_else(|| HostProcess::shared_target());
     let device = host.router_device(0);
     let exponents = vec![0.0f32, 1.0, 2.0, 3.0, -1.0, -2.0, 4.0, 5.0];
     let x = fs::<Router>(&[2, 4], 46, 2.0, &device);
