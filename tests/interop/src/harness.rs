@@ -246,10 +246,49 @@ where
     };
     let ours = program(&remote);
     let theirs = program(&reference());
+    compare_outputs(&ours, &theirs, tolerance);
+}
+
+#[track_caller]
+fn compare_outputs(ours: &[TensorData], theirs: &[TensorData], tolerance: f64) {
     assert_eq!(ours.len(), theirs.len(), "number of outputs differs");
     for (i, (a, e)) in ours.iter().zip(theirs.iter()).enumerate() {
         if let Err(why) = compare(a, e, tolerance) {
             panic!("output {i} ({:?} target): {why}", target());
         }
     }
+}
+
+/// Burn's router client over the network, driven through the backend traits: what
+/// `burn_remote::RemoteBackend` is without the `fusion` feature. Unlike the dispatch `Device` API,
+/// nothing decomposes an op before it is sent, so every trait method reaches the host as the IR
+/// leaf the router emits for it.
+pub type Router = burn_router::BackendRouter<burn_remote::RemoteChannel>;
+
+impl HostProcess {
+    /// Device `index` of this host for the router client (`Router`).
+    pub fn router_device(&self, index: usize) -> burn_remote::RemoteDevice {
+        burn_remote::HostSpec::websocket(&self.address)
+            .connect(index)
+            .unwrap_or_else(|e| {
+                panic!("cannot open router device {index} on {}: {e:?}", self.address)
+            })
+    }
+}
+
+/// `check` for programs written against Burn's backend traits: runs `under_test` (a case
+/// instantiated for `Router`) on device 0 of the host `TB_TARGET` names, `reference` (the same case
+/// instantiated for Flex) in-process, and compares every output.
+#[track_caller]
+pub fn check_backend(
+    under_test: fn(&burn_remote::RemoteDevice) -> Vec<TensorData>,
+    reference: fn(&burn_flex::FlexDevice) -> Vec<TensorData>,
+    tolerance: f64,
+) {
+    // As in `check`: a panicking reference server must not take later cases down with it.
+    let fresh = matches!(target(), Target::Burn).then(|| HostProcess::spawn_reference(&[]));
+    let host = fresh.as_ref().unwrap_or_else(|| HostProcess::shared_target());
+    let ours = under_test(&host.router_device(0));
+    let theirs = reference(&burn_flex::FlexDevice::default());
+    compare_outputs(&ours, &theirs, tolerance);
 }
