@@ -42,6 +42,31 @@ std::string peer_of(const tcp::socket& s) {
   return ec ? std::string("?") : fmt::format("{}:{}", ep.address().to_string(), ep.port());
 }
 
+// Leaves new elements uninitialized: a message buffer grows to the frame's length and the read
+// overwrites every byte, so zero-filling it first would be a wasted pass over up to 1 GiB.
+template <class T>
+struct UninitializedAllocator : std::allocator<T> {
+  template <class U>
+  struct rebind {
+    using other = UninitializedAllocator<U>;
+  };
+  UninitializedAllocator() = default;
+  template <class U>
+  UninitializedAllocator(const UninitializedAllocator<U>&) noexcept {}
+  template <class U, class... Args>
+  void construct(U* p, Args&&... args) {
+    if constexpr (sizeof...(Args) == 0) {
+      ::new (static_cast<void*>(p)) U;
+    } else {
+      ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+    }
+  }
+};
+// One received websocket message. Each message gets its own buffer, which the decoded frame's
+// byte views (tensor payloads included) then share: no copy between the socket and the decoder,
+// and no buffer that keeps its largest size for the rest of the session.
+using MessageBytes = std::vector<std::uint8_t, UninitializedAllocator<std::uint8_t>>;
+
 bool constant_time_equal(std::string_view a, std::string_view b) {
   if (a.size() != b.size()) return false;
   unsigned char diff = 0;
@@ -252,8 +277,9 @@ class SessionConnection : public std::enable_shared_from_this<SessionConnection>
   }
 
   void read() {
-    buffer_.clear();
-    ws_.async_read(buffer_,
+    message_ = std::make_shared<MessageBytes>();
+    message_buffer_.emplace(*message_, ws_.read_message_max());
+    ws_.async_read(*message_buffer_,
                    beast::bind_front_handler(&SessionConnection::on_read, shared_from_this()));
   }
 
@@ -267,10 +293,8 @@ class SessionConnection : public std::enable_shared_from_this<SessionConnection>
       teardown();
       return;
     }
-    const auto& data = buffer_.data();
-    auto frame = std::make_shared<std::vector<std::uint8_t>>(
-        static_cast<const std::uint8_t*>(data.data()),
-        static_cast<const std::uint8_t*>(data.data()) + data.size());
+    message_buffer_.reset();
+    std::shared_ptr<const MessageBytes> frame = std::move(message_);
     host_.bytes_in += frame->size();
     ir::Bytes bytes(frame, frame->data(), frame->size());
     if (state_ == State::kHandshake) {
@@ -461,7 +485,9 @@ class SessionConnection : public std::enable_shared_from_this<SessionConnection>
   std::string peer_;
   bool header_authorized_;
   bool accepted_ = false;
-  beast::flat_buffer buffer_;
+  std::shared_ptr<MessageBytes> message_;
+  std::optional<net::dynamic_vector_buffer<std::uint8_t, UninitializedAllocator<std::uint8_t>>>
+      message_buffer_;
   std::deque<FrameBytes> writes_;
   bool writing_ = false;
   bool paused_ = false;
