@@ -25,6 +25,7 @@
 #include <fmt/format.h>
 
 #include "torchbridge/ir/operation.hpp"
+#include "torchbridge/libtorch/blas.hpp"
 #include "torchbridge/libtorch/libtorch.hpp"
 
 namespace {
@@ -369,6 +370,9 @@ BENCHMARK(BM_Cnn_Ours)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_Cnn_Aten)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 int main(int argc, char** argv) {
+  // The same BLAS kernels as `torchbridge serve` picks (see restart_for_openblas_core).
+  if (auto failed = lt::restart_for_openblas_core(argv))
+    std::fprintf(stderr, "%s\n", failed->c_str());
   int threads = 0;
   std::vector<char*> rest;
   for (int i = 0; i < argc; ++i) {
@@ -384,6 +388,9 @@ int main(int argc, char** argv) {
   if (threads > 0) at::set_num_threads(threads);
   benchmark::AddCustomContext("device", g_device);
   benchmark::AddCustomContext("aten_threads", std::to_string(at::get_num_threads()));
+  if (const char* core = std::getenv("OPENBLAS_CORETYPE")) {
+    benchmark::AddCustomContext("openblas_coretype", core);
+  }
   benchmark::AddCustomContext("libtorch", lt::torch_version());
   int rest_argc = static_cast<int>(rest.size());
   benchmark::Initialize(&rest_argc, rest.data());

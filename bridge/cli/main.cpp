@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -15,11 +16,14 @@
 #include <CLI/CLI.hpp>
 
 #include "torchbridge/bridge/host.hpp"
+#include "torchbridge/libtorch/blas.hpp"
 #include "torchbridge/libtorch/libtorch.hpp"
 #include "torchbridge/libtorch/torchscript.hpp"
 #include "torchbridge/version.hpp"
 
 namespace {
+
+char** g_argv = nullptr;  // for the OpenBLAS restart in serve()
 
 std::string json_escape(std::string_view s) {
   std::string out;
@@ -165,7 +169,10 @@ bool write_op_counts(const std::string& path, const tb::bridge::HostMetrics& met
 }
 
 int serve(const ServeArgs& args) {
+  // Before anything else: a restart must not leave work half done.
+  const auto blas_restart = tb::backend::libtorch::restart_for_openblas_core(g_argv);
   spdlog::set_level(spdlog::level::from_str(args.log_level));
+  if (blas_restart) spdlog::warn("{}", *blas_restart);
   if (args.threads > 0) at::set_num_threads(args.threads);
 
   tb::bridge::HostOptions options;
@@ -244,6 +251,13 @@ int serve(const ServeArgs& args) {
              tb::kVersion, tb::kBurnVersion, address, tb::backend::libtorch::torch_version(),
              device_list, address, address)
       << model_list << std::flush;
+  // After the start-up line: supervisors read the address from the first line.
+  if (const char* core = std::getenv("TB_OPENBLAS_CORE_FORCED")) {
+    spdlog::info(
+        "OpenBLAS did not recognise this CPU and fell back to its generic kernels; using its {} "
+        "kernels instead (TB_KEEP_BLAS_KERNELS=1 keeps OpenBLAS's choice)",
+        core);
+  }
   if (args.exit_on_stdin_eof) {
     // A supervising process (a test harness) holds our stdin: when it goes away, so do we.
     std::thread([] {
@@ -268,6 +282,7 @@ int serve(const ServeArgs& args) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  g_argv = argv;
   CLI::App app{fmt::format("torchbridge {}: a LibTorch host for Burn {} remote sessions",
                            tb::kVersion, tb::kBurnVersion)};
   app.set_version_flag("--version",

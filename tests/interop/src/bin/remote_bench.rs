@@ -223,7 +223,11 @@ impl TrainStep {
         }
         let device = device.clone().autodiff();
         Self {
-            model: Some(model.to_device(&device)),
+            // `fork`, not `to_device`: the parameters become leaves of the remote device's own
+            // graph. Moved with `to_device` they stay nodes of the CPU graph, whose tape the first
+            // backward consumes; SGD then finds no gradient for them, leaves them as they are,
+            // and the second step's backward fails on the consumed tape.
+            model: Some(model.fork(&device)),
             x: Tensor::from_data(input(&[64, 512], 3), &device),
             y: Tensor::from_data(input(&[64, 512], 4), &device),
         }
