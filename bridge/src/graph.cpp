@@ -38,18 +38,27 @@ class Binder final : public ir::OpVisitor {
 
 }  // namespace
 
-std::vector<ir::OperationIr> bind_graph(const std::vector<ir::OperationIr>& relative,
-                                        const ir::GraphBindings& bindings, IntermediateIds& ids) {
+void for_each_bound_op(const std::vector<ir::OperationIr>& relative,
+                       const ir::GraphBindings& bindings, IntermediateIds& ids,
+                       const std::function<void(const ir::OperationIr&)>& each) {
   std::unordered_map<std::uint64_t, std::uint64_t> table;
   table.reserve(bindings.tensors.size() * 2 + 8);
   for (const auto& b : bindings.tensors) table[b.relative.value] = b.concrete.value;
   Binder binder(bindings, table, ids);
+  ir::OperationIr scratch;
+  for (const auto& op : relative) {
+    scratch = op;
+    ir::visit(scratch, binder);
+    each(scratch);
+  }
+}
+
+std::vector<ir::OperationIr> bind_graph(const std::vector<ir::OperationIr>& relative,
+                                        const ir::GraphBindings& bindings, IntermediateIds& ids) {
   std::vector<ir::OperationIr> bound;
   bound.reserve(relative.size());
-  for (const auto& op : relative) {
-    bound.push_back(op);
-    ir::visit(bound.back(), binder);
-  }
+  for_each_bound_op(relative, bindings, ids,
+                    [&](const ir::OperationIr& op) { bound.push_back(op); });
   return bound;
 }
 

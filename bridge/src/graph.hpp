@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <unordered_map>
 #include <vector>
@@ -25,6 +26,12 @@ class IntermediateIds {
 // intermediate ids for the rest, memoised for the replay), each dim d -> shapes[d] when in range,
 // each ScalarIr::UInt(p) -> scalars[p] when in range (by value, never by position: Burn leaves
 // some scalars concrete), each slice whose start indexes `ranges` -> that range.
+// `each` gets the bound ops one at a time, in order, in one scratch op whose buffers are reused
+// from op to op (valid only during the call): a replay allocates next to nothing per op.
+void for_each_bound_op(const std::vector<ir::OperationIr>& relative,
+                       const ir::GraphBindings& bindings, IntermediateIds& ids,
+                       const std::function<void(const ir::OperationIr&)>& each);
+// The same, collected.
 std::vector<ir::OperationIr> bind_graph(const std::vector<ir::OperationIr>& relative,
                                         const ir::GraphBindings& bindings, IntermediateIds& ids);
 

@@ -21,6 +21,15 @@ struct Outputs final : ir::ConstOpVisitor {
 };
 
 // The outputs of an op, with their shapes.
+// The first output over `limit`, found without copying anything: this runs for every op.
+struct OversizedOutput final : ir::ConstOpVisitor {
+  explicit OversizedOutput(std::uint64_t l) : limit(l) {}
+  std::uint64_t limit;
+  const ir::TensorIr* found = nullptr;
+  std::uint64_t bytes = 0;
+  void tensor(const ir::TensorIr& t, bool is_output) override;
+};
+
 struct OutputTensors final : ir::ConstOpVisitor {
   std::vector<ir::TensorIr> tensors;
   void tensor(const ir::TensorIr& t, bool is_output) override {
@@ -36,6 +45,15 @@ std::uint64_t tensor_bytes(const ir::Dims& shape, const ir::DType& dtype) {
     if (__builtin_mul_overflow(n, static_cast<std::uint64_t>(d), &n)) return UINT64_MAX;
   }
   return n;
+}
+
+void OversizedOutput::tensor(const ir::TensorIr& t, bool is_output) {
+  if (!is_output || found != nullptr) return;
+  const std::uint64_t b = tensor_bytes(t.shape.dims, t.dtype);
+  if (b > limit) {
+    found = &t;
+    bytes = b;
+  }
 }
 
 // A registration the executor refused: it has recorded the error for the next sync and poisoned
@@ -83,24 +101,23 @@ void TaskRunner::execute(const ir::OperationIr& op) {
 bool TaskRunner::within_tensor_limit(const ir::OperationIr& op) {
   const std::uint64_t limit = services_.limits.max_tensor_bytes;
   if (!limit) return true;
+  OversizedOutput over(limit);
+  ir::visit(op, over);
+  if (over.found == nullptr) return true;
+  const ir::TensorIr& t = *over.found;
   OutputTensors outputs;
   ir::visit(op, outputs);
-  for (const auto& t : outputs.tensors) {
-    const std::uint64_t bytes = tensor_bytes(t.shape.dims, t.dtype);
-    if (bytes <= limit) continue;
-    std::vector<ir::TensorId> ids;
-    for (const auto& o : outputs.tensors) ids.push_back(o.id);
-    Error e = make_error(
-        ErrorCode::kLimit,
-        "output #{} of shape [{}] ({}) would take {} bytes, over the host's "
-        "per-tensor limit of {} bytes",
-        t.id.value, fmt::join(t.shape.dims, ", "), t.dtype.name(),
-        bytes == UINT64_MAX ? std::string("more than 2^64") : std::to_string(bytes), limit);
-    e.context = std::string(op.name());
-    executor_->fail(e, ids);
-    return false;
-  }
-  return true;
+  std::vector<ir::TensorId> ids;
+  for (const auto& o : outputs.tensors) ids.push_back(o.id);
+  Error e = make_error(
+      ErrorCode::kLimit,
+      "output #{} of shape [{}] ({}) would take {} bytes, over the host's "
+      "per-tensor limit of {} bytes",
+      t.id.value, fmt::join(t.shape.dims, ", "), t.dtype.name(),
+      over.bytes == UINT64_MAX ? std::string("more than 2^64") : std::to_string(over.bytes), limit);
+  e.context = std::string(op.name());
+  executor_->fail(e, ids);
+  return false;
 }
 
 bool TaskRunner::within_tensor_limit(const char* task, ir::TensorId id,
@@ -179,7 +196,8 @@ void TaskRunner::all_reduce(const ir::OperationIr& op) {
 
 void TaskRunner::execute_graph(const std::vector<ir::OperationIr>& relative,
                                const ir::GraphBindings& bindings) {
-  for (const auto& op : bind_graph(relative, bindings, intermediates_)) execute(op);
+  for_each_bound_op(relative, bindings, intermediates_,
+                    [this](const ir::OperationIr& op) { execute(op); });
 }
 
 void TaskRunner::run(ir::Task& task) {

@@ -277,6 +277,11 @@ Status lower_mask_where(OpContext& ctx, const ir::MaskWhereOpIr& op) {
 
 Status lower_mask_fill(OpContext& ctx, const ir::MaskFillOpIr& op) {
   const at::Tensor& t = ctx.in(op.tensor);
+  if (op.tensor.dtype.is_float()) {
+    // A wrapped number never widens the result and is cast like the 0-dim tensor was, without
+    // making one (two allocations and a cast kernel per op: fusion sends relu as a mask fill).
+    return ctx.out(op.out, at::where(ctx.in(op.mask), at::Scalar(op.value.as_double()), t));
+  }
   return ctx.out(op.out,
                  at::where(ctx.in(op.mask), scalar_as(op.value, op.tensor.dtype, t.device()), t));
 }

@@ -391,6 +391,8 @@ struct Args {
     device: String,
     threads: Option<String>,
     out: Option<String>,
+    /// `--only opbound` (for profiling one host under one workload): time only that workload.
+    only: Option<String>,
 }
 
 fn parse_args() -> Args {
@@ -400,6 +402,7 @@ fn parse_args() -> Args {
         device: "cpu".into(),
         threads: None,
         out: None,
+        only: None,
     };
     let mut it = std::env::args().skip(1);
     while let Some(arg) = it.next() {
@@ -409,9 +412,10 @@ fn parse_args() -> Args {
             "--device" => a.device = it.next().expect("--device D"),
             "--threads" => a.threads = Some(it.next().expect("--threads N")),
             "--out" => a.out = Some(it.next().expect("--out FILE")),
+            "--only" => a.only = Some(it.next().expect("--only opbound")),
             "-h" | "--help" => {
                 println!(
-                    "remote_bench [--reps N] [--quick] [--device D] [--threads N] [--out FILE]"
+                    "remote_bench [--reps N] [--quick] [--device D] [--threads N] [--out FILE] [--only opbound]"
                 );
                 std::process::exit(0);
             }
@@ -526,6 +530,19 @@ fn main() {
     let mut transfer: Vec<Vec<Vec<f64>>> = vec![vec![Vec::new(); sizes.len()]; 2];
     let mut read: Vec<Vec<f64>> = vec![Vec::new(); 2];
     let mut raw: Vec<Vec<f64>> = vec![Vec::new(); sizes.len()];
+
+    if let Some(only) = &args.only {
+        assert_eq!(only, "opbound", "--only supports opbound");
+        for rep in 0..args.reps {
+            for s in suites.iter_mut() {
+                s.opbound.run();
+            }
+            if rep % 100 == 99 {
+                eprintln!("remote_bench: {} opbound repetitions done", rep + 1);
+            }
+        }
+        return;
+    }
 
     for rep in 0..args.reps {
         // Alternate which host goes first, so slow drifts in machine load hit both alike.
