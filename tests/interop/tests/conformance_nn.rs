@@ -15,25 +15,10 @@ use burn::tensor::ops::{
     UnfoldOptions,
 };
 use burn::tensor::{Bool, Gradients, Int, TensorData};
-use torchbridge_interop::harness::check;
+use torchbridge_interop::harness::{check, values};
 
 // ---------------------------------------------------------------------------------------------
 // Inputs
-
-/// Deterministic values in [-1, 1) from a splitmix64 stream keyed by `seed`.
-fn values(n: usize, seed: u64) -> Vec<f32> {
-    let mut state = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15).wrapping_add(0x2545_F491_4F6C_DD1D);
-    (0..n)
-        .map(|_| {
-            state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-            let mut z = state;
-            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-            z ^= z >> 31;
-            ((z >> 40) as f32) / ((1u64 << 23) as f32) - 1.0
-        })
-        .collect()
-}
 
 /// A float tensor of `shape` with values in [-1, 1) keyed by `seed`.
 fn t<const D: usize>(shape: [usize; D], seed: u64, device: &Device) -> Tensor<D> {
