@@ -138,7 +138,10 @@ struct ServeArgs {
   std::string log_level = "info";
   std::uint64_t max_message_bytes = std::uint64_t{1} << 30;
   std::uint64_t max_tensor_bytes = std::uint64_t{8} << 30;
-  std::uint64_t max_session_bytes = 0;
+  std::uint64_t max_session_bytes = tb::bridge::default_session_bytes();
+  std::uint64_t max_host_bytes = tb::bridge::default_host_bytes();
+  std::uint32_t max_queued_answers = 64;
+  std::uint32_t max_data_connections = 64;
   std::uint32_t max_sessions = 256;
   std::uint32_t max_graphs = 4096;
   std::uint32_t max_connections = 1024;
@@ -182,6 +185,9 @@ int serve(const ServeArgs& args) {
   options.limits.max_message_bytes = args.max_message_bytes;
   options.limits.max_tensor_bytes = args.max_tensor_bytes;
   options.limits.max_session_bytes = args.max_session_bytes;
+  options.limits.max_host_bytes = args.max_host_bytes;
+  options.limits.max_queued_answers = args.max_queued_answers;
+  options.limits.max_data_connections = args.max_data_connections;
   options.limits.max_sessions = args.max_sessions;
   options.limits.max_graphs_per_session = args.max_graphs;
   options.limits.max_connections = args.max_connections;
@@ -311,7 +317,22 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   serve_cmd
       ->add_option("--max-session-bytes", s.max_session_bytes,
-                   "Live tensor bytes per session (0: unlimited)")
+                   "Bytes per session: tensors, queued answers, exposed copies (0: unlimited; "
+                   "default: half the machine's memory)")
+      ->capture_default_str();
+  serve_cmd
+      ->add_option("--max-host-bytes", s.max_host_bytes,
+                   "Bytes of all sessions together, with messages being received (0: "
+                   "unlimited; default: three quarters of the machine's memory)")
+      ->capture_default_str();
+  serve_cmd
+      ->add_option("--max-queued-answers", s.max_queued_answers,
+                   "Answers per session waiting for their client to read; its tasks wait behind "
+                   "them")
+      ->capture_default_str();
+  serve_cmd
+      ->add_option("--max-data-connections", s.max_data_connections,
+                   "Concurrent /data connections (downloads carry no token)")
       ->capture_default_str();
   serve_cmd->add_option("--max-sessions", s.max_sessions, "Concurrent sessions")
       ->capture_default_str();

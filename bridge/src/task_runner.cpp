@@ -75,6 +75,44 @@ TaskRunner::TaskRunner(std::uint64_t session_id, std::uint32_t device_index,
 
 TaskRunner::~TaskRunner() {
   if (services_.local) services_.local->purge_session(session_id_);
+  if (services_.data) services_.data->purge_session(session_id_);
+  if (services_.host_tensor_bytes) services_.host_tensor_bytes->fetch_sub(reported_tensor_bytes_);
+}
+
+std::optional<Error> TaskRunner::over_memory_limit(std::uint64_t extra) {
+  const auto& limits = services_.limits;
+  if (!limits.max_session_bytes && !limits.max_host_bytes) return std::nullopt;
+  const std::uint64_t tensors = executor_->stats().live_bytes;
+  std::uint64_t host_tensors = tensors;
+  if (services_.host_tensor_bytes) {
+    if (tensors >= reported_tensor_bytes_) {
+      host_tensors = services_.host_tensor_bytes->fetch_add(tensors - reported_tensor_bytes_) +
+                     (tensors - reported_tensor_bytes_);
+    } else {
+      host_tensors = services_.host_tensor_bytes->fetch_sub(reported_tensor_bytes_ - tensors) -
+                     (reported_tensor_bytes_ - tensors);
+    }
+    reported_tensor_bytes_ = tensors;
+  }
+  const std::uint64_t held = services_.held ? services_.held->bytes() : 0;
+  const std::uint64_t session = tensors + held + extra;
+  if (limits.max_session_bytes && session > limits.max_session_bytes) {
+    return make_error(ErrorCode::kLimit,
+                      "session holds {} bytes ({} of tensors, {} of queued work, answers and "
+                      "exposed copies), over the host's limit of {} bytes (--max-session-bytes)",
+                      session, tensors, held + extra, limits.max_session_bytes);
+  }
+  const std::uint64_t host =
+      host_tensors +
+      (services_.held && services_.held->parent() ? services_.held->parent()->bytes() : held) +
+      extra;
+  if (limits.max_host_bytes && host > limits.max_host_bytes) {
+    return make_error(ErrorCode::kLimit,
+                      "the host holds {} bytes for all its sessions, over its limit of {} bytes "
+                      "(--max-host-bytes)",
+                      host, limits.max_host_bytes);
+  }
+  return std::nullopt;
 }
 
 ir::ExecutionError TaskRunner::to_wire(const Error& e) {
@@ -95,7 +133,7 @@ void TaskRunner::execute(const ir::OperationIr& op) {
     spdlog::debug("session {:016x}: {}", session_id_, status.error().what());
     return;
   }
-  if (services_.limits.max_session_bytes) enforce_memory_limit(&op);
+  enforce_memory_limit(&op);
 }
 
 bool TaskRunner::within_tensor_limit(const ir::OperationIr& op) {
@@ -135,17 +173,15 @@ bool TaskRunner::within_tensor_limit(const char* task, ir::TensorId id,
 }
 
 void TaskRunner::enforce_memory_limit(const ir::OperationIr* op) {
-  const auto stats = executor_->stats();
-  if (stats.live_bytes <= services_.limits.max_session_bytes) return;
+  auto over = over_memory_limit();
+  if (!over) return;
   // Over the budget: the tensors just produced are dropped and poisoned, so the client's reads
   // say why and memory goes back under the limit.
   Outputs outputs;
   if (op) ir::visit(*op, outputs);
-  Error e = make_error(ErrorCode::kLimit,
-                       "session holds {} bytes of tensors, over the host's limit of {} bytes",
-                       stats.live_bytes, services_.limits.max_session_bytes);
-  if (op) e.context = std::string(op->name());
-  executor_->fail(e, outputs.ids);
+  if (op) over->context = std::string(op->name());
+  executor_->fail(*over, outputs.ids);
+  over_memory_limit();  // the host's count follows the freed outputs
 }
 
 void TaskRunner::all_reduce(const ir::OperationIr& op) {
@@ -157,6 +193,12 @@ void TaskRunner::all_reduce(const ir::OperationIr& op) {
   for (const auto& d : p.device_ids) devices.push_back(d.index_id);
   std::sort(devices.begin(), devices.end());
   devices.erase(std::unique(devices.begin(), devices.end()), devices.end());
+  if (!devices.empty() && devices.back() >= services_.device_count) {
+    // Burn's host fails it at once too: the missing device can never take part.
+    return fail(make_error(ErrorCode::kInvalidArgument,
+                           "devices [{}] include device {}, and this host serves {} device(s)",
+                           fmt::join(devices, ", "), devices.back(), services_.device_count));
+  }
   if (!services_.collectives ||
       !std::binary_search(devices.begin(), devices.end(), device_index_)) {
     return fail(make_error(ErrorCode::kInvalidArgument,
@@ -194,6 +236,33 @@ void TaskRunner::all_reduce(const ir::OperationIr& op) {
       ir::ScalarOpIr{*acc, ir::ScalarIr::f(divisor), p.out}, dtype));
 }
 
+void TaskRunner::expose_remote(const ir::ExposeTensorRemoteTask& t) {
+  const std::uint64_t key = DataStore::key_of(t.capability);
+  const auto expires = std::chrono::steady_clock::now() + services_.transfer_timeout;
+  const auto expose = [&](DataStore::Payload payload, MemoryCharge charge) {
+    if (!services_.data->expose(key, session_id_, std::move(payload), t.count, std::move(charge),
+                                expires)) {
+      executor_->fail(make_error(ErrorCode::kInvalidArgument,
+                                 "ExposeTensorRemote: transfer {:#x} is already exposed; the first "
+                                 "exposure stands",
+                                 key),
+                      {});
+    }
+  };
+  auto data = executor_->read_tensor(t.tensor);
+  if (!data) return expose(with_context(data.error(), "ExposeTensorRemote"), {});
+  // The payload is a view of the tensor's storage; it is charged in full all the same, since it
+  // outlives the tensor when the client drops it.
+  auto frame = OutFrame::encode(ir::DataMessage{ir::TensorMessage{std::move(data).value()}});
+  if (auto over = over_memory_limit(frame->size)) {
+    Error e = with_context(std::move(*over), "ExposeTensorRemote");
+    executor_->fail(e, {});
+    return expose(std::move(e), {});
+  }
+  MemoryCharge charge(services_.held, frame->size);
+  expose(std::move(frame), std::move(charge));
+}
+
 void TaskRunner::execute_graph(const std::vector<ir::OperationIr>& relative,
                                const ir::GraphBindings& bindings) {
   for_each_bound_op(relative, bindings, intermediates_,
@@ -226,15 +295,12 @@ void TaskRunner::run(ir::Task& task) {
         } else if constexpr (std::is_same_v<T, ir::RegisterTensorTask>) {
           if (!within_tensor_limit("RegisterTensor", t.id, t.data)) return;
           auto s = executor_->register_tensor(t.id, t.data);
-          if (s && services_.limits.max_session_bytes) {
-            const auto stats = executor_->stats();
-            if (stats.live_bytes > services_.limits.max_session_bytes) {
+          if (s) {
+            if (auto over = over_memory_limit()) {
               executor_->fail(
-                  make_error(ErrorCode::kLimit,
-                             "RegisterTensor #{}: session holds {} bytes of tensors, "
-                             "over the host's limit of {} bytes",
-                             t.id.value, stats.live_bytes, services_.limits.max_session_bytes),
+                  with_context(std::move(*over), fmt::format("RegisterTensor #{}", t.id.value)),
                   {t.id});
+              over_memory_limit();
             }
           }
         } else if constexpr (std::is_same_v<T, ir::RegisterAliasTask>) {
@@ -247,9 +313,14 @@ void TaskRunner::run(ir::Task& task) {
                             {t.new_id});
             return;
           }
-          auto data = download_tensor(t.remote.peer.address, DataStore::key_of(t.remote.capability),
-                                      services_.transfer_timeout,
-                                      services_.limits.max_message_bytes, services_.stopping);
+          if (!services_.downloader) {
+            executor_->fail(make_error(ErrorCode::kUnsupported,
+                                       "RegisterTensorRemote: this host downloads from no peer"),
+                            {t.new_id});
+            return;
+          }
+          auto data = services_.downloader->download(t.remote.peer.address,
+                                                     DataStore::key_of(t.remote.capability));
           if (!data) {
             executor_->fail(
                 with_context(data.error(), fmt::format("RegisterTensorRemote #{}", t.new_id.value)),
@@ -259,20 +330,19 @@ void TaskRunner::run(ir::Task& task) {
           if (!within_tensor_limit("RegisterTensorRemote", t.new_id, data.value())) return;
           note(session_id_, executor_->register_tensor(t.new_id, data.value()));
         } else if constexpr (std::is_same_v<T, ir::ExposeTensorRemoteTask>) {
-          const std::uint64_t key = DataStore::key_of(t.capability);
-          auto data = executor_->read_tensor(t.tensor);
-          if (!data) {
-            services_.data->expose(key, with_context(data.error(), "ExposeTensorRemote"), t.count);
-            return;
-          }
-          ir::DataMessage message = ir::TensorMessage{std::move(data).value()};
-          auto bytes = std::make_shared<const std::vector<std::uint8_t>>(ir::encode(message));
-          services_.data->expose(key, std::move(bytes), t.count);
+          expose_remote(t);
         } else if constexpr (std::is_same_v<T, ir::ExposeTensorLocalTask>) {
-          services_.local->expose(t.transfer_id, session_id_,
-                                  executor_->take_for_transfer(t.tensor));
+          if (!services_.local->expose(services_.transfer_scope, t.transfer_id, session_id_,
+                                       executor_->take_for_transfer(t.tensor))) {
+            executor_->fail(make_error(ErrorCode::kInvalidArgument,
+                                       "ExposeTensorLocal: transfer {} is already exposed and "
+                                       "not yet taken; the first exposure stands",
+                                       t.transfer_id),
+                            {});
+          }
         } else if constexpr (std::is_same_v<T, ir::RegisterTensorLocalTask>) {
-          auto tensor = services_.local->take(t.transfer_id, services_.transfer_timeout);
+          auto tensor = services_.local->take(services_.transfer_scope, t.transfer_id,
+                                              services_.transfer_timeout);
           if (!tensor) {
             executor_->fail(with_context(tensor.error(),
                                          fmt::format("RegisterTensorLocal #{}", t.new_id.value)),

@@ -6,21 +6,34 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
+#include <string>
 
 #include "collective.hpp"
 #include "graph.hpp"
+#include "memory.hpp"
 #include "torchbridge/backend/backend.hpp"
 #include "torchbridge/bridge/host.hpp"
 #include "transfers.hpp"
 
 namespace tb::bridge {
 
-// Host-wide services a session uses.
+// Host-wide services a session uses, and where its memory is counted.
 struct SessionServices {
   LocalTransfers* local = nullptr;
   DataStore* data = nullptr;
   CollectiveHub* collectives = nullptr;
+  Downloader* downloader = nullptr;
   Limits limits;
+  // Devices the host serves: collectives naming others fail at once.
+  std::uint32_t device_count = 0;
+  // Same-host transfers stay inside this scope (the peer and its credential).
+  std::string transfer_scope;
+  // This session's bytes outside its tensors (queued tasks and answers, exposed copies); its
+  // parent is the host's account.
+  std::shared_ptr<MemoryAccount> held;
+  // Tensor bytes of every session (each runner adds its own as they change).
+  std::atomic<std::uint64_t>* host_tensor_bytes = nullptr;
   std::chrono::milliseconds transfer_timeout{60000};
   // Set when the host stops: blocking waits (downloads) give up.
   const std::atomic<bool>* stopping = nullptr;
@@ -40,6 +53,9 @@ class TaskRunner {
   void run(ir::Task& task);
 
   backend::Executor& executor() { return *executor_; }
+  // This session's bytes (updating the host's count of tensor bytes) with `extra` more; over the
+  // session's or the host's limit, the error that says so.
+  std::optional<Error> over_memory_limit(std::uint64_t extra = 0);
   std::uint64_t session_id() const { return session_id_; }
 
  private:
@@ -51,6 +67,7 @@ class TaskRunner {
   bool within_tensor_limit(const ir::OperationIr& op);
   bool within_tensor_limit(const char* task, ir::TensorId id, const ir::TensorData& data);
   void enforce_memory_limit(const ir::OperationIr* op);
+  void expose_remote(const ir::ExposeTensorRemoteTask& t);
   void all_reduce(const ir::OperationIr& op);
   // Error -> Burn's ExecutionError.
   static ir::ExecutionError to_wire(const Error& e);
@@ -62,6 +79,7 @@ class TaskRunner {
   Respond respond_;
   GraphCache graphs_;
   IntermediateIds intermediates_;
+  std::uint64_t reported_tensor_bytes_ = 0;
 };
 
 }  // namespace tb::bridge

@@ -6,31 +6,37 @@
 
 namespace tb::bridge {
 
-void LocalTransfers::expose(ir::LocalTransferId id, std::uint64_t source_session,
-                            TransferResult tensor) {
+bool LocalTransfers::expose(const std::string& scope, ir::LocalTransferId id,
+                            std::uint64_t source_session, TransferResult tensor) {
   {
     std::lock_guard lock(mutex_);
-    entries_.insert_or_assign(id, Entry{source_session, std::move(tensor)});
+    if (!entries_.emplace(Key{scope, id}, Entry{source_session, std::move(tensor)}).second) {
+      return false;
+    }
   }
   exposed_.notify_all();
+  return true;
 }
 
-TransferResult LocalTransfers::take(ir::LocalTransferId id, std::chrono::milliseconds timeout) {
+TransferResult LocalTransfers::take(const std::string& scope, ir::LocalTransferId id,
+                                    std::chrono::milliseconds timeout) {
+  const Key key{scope, id};
   std::unique_lock lock(mutex_);
   const bool arrived = exposed_.wait_for(lock, timeout, [&] {
-    return stopping_ || entries_.count(id) != 0;
-  }) && entries_.count(id) != 0;
+    return stopping_ || entries_.count(key) != 0;
+  }) && entries_.count(key) != 0;
   if (!arrived && stopping_) {
     return make_error(ErrorCode::kIo, "the host is stopping: same-host transfer {} abandoned", id);
   }
   if (!arrived) {
     return make_error(ErrorCode::kTimeout,
                       "same-host transfer {} was not exposed by its source within {} ms (an "
-                      "unknown transfer id, or a source session that never sent "
-                      "ExposeTensorLocal)",
+                      "unknown transfer id, a source session that never sent ExposeTensorLocal, "
+                      "or one from another client: transfers stay between sessions of one peer "
+                      "and credential)",
                       id, timeout.count());
   }
-  auto node = entries_.extract(id);
+  auto node = entries_.extract(key);
   return std::move(node.mapped().tensor);
 }
 
@@ -49,22 +55,21 @@ void LocalTransfers::shutdown() {
   exposed_.notify_all();
 }
 
-std::size_t LocalTransfers::pending() const {
-  std::lock_guard lock(mutex_);
-  return entries_.size();
-}
-
 std::uint64_t DataStore::key_of(const ir::TransferCapability& capability) {
   std::uint64_t key = 0;
   for (int i = 7; i >= 0; --i) key = (key << 8) | capability[static_cast<std::size_t>(i)];
   return key;
 }
 
-void DataStore::expose(std::uint64_t key, Payload payload, std::uint32_t count) {
+bool DataStore::expose(std::uint64_t key, std::uint64_t session, Payload payload,
+                       std::uint32_t count, MemoryCharge charge,
+                       std::chrono::steady_clock::time_point expires) {
   std::vector<std::pair<Callback, Payload>> ready;
   {
     std::lock_guard lock(mutex_);
-    Exposed entry{std::move(payload), std::max<std::uint32_t>(count, 1)};
+    if (exposed_.count(key)) return false;
+    Exposed entry{session, std::move(payload), std::max<std::uint32_t>(count, 1), std::move(charge),
+                  expires};
     for (auto it = waiters_.begin(); it != waiters_.end() && entry.remaining > 0;) {
       if (it->second.key != key) {
         ++it;
@@ -74,9 +79,10 @@ void DataStore::expose(std::uint64_t key, Payload payload, std::uint32_t count) 
       --entry.remaining;
       it = waiters_.erase(it);
     }
-    if (entry.remaining > 0) exposed_.insert_or_assign(key, std::move(entry));
+    if (entry.remaining > 0) exposed_.emplace(key, std::move(entry));
   }
   for (auto& [done, p] : ready) done(std::move(p));
+  return true;
 }
 
 std::uint64_t DataStore::when_exposed(std::uint64_t key, Callback done) {
@@ -109,17 +115,39 @@ void DataStore::cancel(std::uint64_t ticket, const Error& why) {
   done(why);
 }
 
+void DataStore::purge_session(std::uint64_t session) {
+  std::vector<Exposed> dropped;  // freed outside the lock
+  std::lock_guard lock(mutex_);
+  for (auto it = exposed_.begin(); it != exposed_.end();) {
+    if (it->second.session == session) {
+      dropped.push_back(std::move(it->second));
+      it = exposed_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
+std::size_t DataStore::expire(std::chrono::steady_clock::time_point now) {
+  std::size_t n = 0;
+  std::lock_guard lock(mutex_);
+  for (auto it = exposed_.begin(); it != exposed_.end();) {
+    if (it->second.expires <= now) {
+      it = exposed_.erase(it);
+      ++n;
+    } else {
+      ++it;
+    }
+  }
+  return n;
+}
+
 void DataStore::drop_waiters() {
   std::map<std::uint64_t, Waiter> dropped;
   {
     std::lock_guard lock(mutex_);
     dropped.swap(waiters_);
   }
-}
-
-std::size_t DataStore::exposed() const {
-  std::lock_guard lock(mutex_);
-  return exposed_.size();
 }
 
 }  // namespace tb::bridge

@@ -9,9 +9,12 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
+#include "memory.hpp"
+#include "out_frame.hpp"
 #include "torchbridge/backend/backend.hpp"
 #include "torchbridge/ir/protocol.hpp"
 
@@ -21,69 +24,86 @@ using TransferResult = Result<std::shared_ptr<const backend::Transferable>>;
 
 // The rendezvous of ExposeTensorLocal (source session) and RegisterTensorLocal (target session).
 // A failed expose is delivered too, so the target reports the cause instead of timing out.
+//
+// Burn's clients number transfers from 0, so ids are guessable: a transfer is visible only inside
+// its scope (the peer's address and the credential it presented, docs/reliability.md), and an id
+// exposed twice in one scope is an error for the second exposer, never a replacement.
 class LocalTransfers {
  public:
-  void expose(ir::LocalTransferId id, std::uint64_t source_session, TransferResult tensor);
-  // Waits up to `timeout` for `id` to be exposed, then removes and returns it.
-  TransferResult take(ir::LocalTransferId id, std::chrono::milliseconds timeout);
+  // False (nothing stored) when `id` is already exposed in `scope`.
+  bool expose(const std::string& scope, ir::LocalTransferId id, std::uint64_t source_session,
+              TransferResult tensor);
+  // Waits up to `timeout` for `id` to be exposed in `scope`, then removes and returns it.
+  TransferResult take(const std::string& scope, ir::LocalTransferId id,
+                      std::chrono::milliseconds timeout);
   // Drops what `session` exposed and nobody took (its teardown).
   void purge_session(std::uint64_t session);
   // The host is stopping: every take() waiting now or later returns an error at once.
   void shutdown();
-  std::size_t pending() const;
 
  private:
   struct Entry {
     std::uint64_t session;
     TransferResult tensor;
   };
-  mutable std::mutex mutex_;
+  using Key = std::pair<std::string, ir::LocalTransferId>;
+  std::mutex mutex_;
   std::condition_variable exposed_;
-  std::unordered_map<ir::LocalTransferId, Entry> entries_;
+  std::map<Key, Entry> entries_;
   bool stopping_ = false;
 };
 
 // The `/data` side of host-to-host transfers: tensors exposed by ExposeTensorRemote, keyed by the
-// first 8 bytes of the capability (little-endian), each downloadable `count` times.
+// first 8 bytes of the capability (little-endian), each downloadable `count` times. An exposure
+// is charged to its session, expires after the transfer timeout and goes with its session.
 class DataStore {
  public:
   // The encoded `{"Tensor": TensorData}` message to serve, or why there is none.
-  using Payload = Result<std::shared_ptr<const std::vector<std::uint8_t>>>;
+  using Payload = Result<FramePtr>;
   using Callback = std::function<void(Payload)>;
 
   static std::uint64_t key_of(const ir::TransferCapability& capability);
 
-  void expose(std::uint64_t key, Payload payload, std::uint32_t count);
+  // False (nothing stored) when `key` is already exposed.
+  bool expose(std::uint64_t key, std::uint64_t session, Payload payload, std::uint32_t count,
+              MemoryCharge charge, std::chrono::steady_clock::time_point expires);
   // Calls `done` (on an arbitrary thread) once `key` is exposed, consuming one download; returns
   // a ticket for cancel().
   std::uint64_t when_exposed(std::uint64_t key, Callback done);
-  // Fails a waiting request (its timeout) if it is still waiting.
+  // Fails a waiting request (its timeout, its client gone) if it is still waiting.
   void cancel(std::uint64_t ticket, const Error& why);
+  // Drops what `session` exposed (its teardown).
+  void purge_session(std::uint64_t session);
+  // Drops exposures past their expiry; returns how many.
+  std::size_t expire(std::chrono::steady_clock::time_point now);
   // Forgets every waiting request without calling it (the host stopped: the connections their
   // callbacks hold must go before the io_context they belong to).
   void drop_waiters();
-  std::size_t exposed() const;
 
  private:
   struct Exposed {
+    std::uint64_t session;
     Payload payload;
     std::uint32_t remaining;
+    MemoryCharge charge;
+    std::chrono::steady_clock::time_point expires;
   };
   struct Waiter {
     std::uint64_t key;
     Callback done;
   };
-  mutable std::mutex mutex_;
+  std::mutex mutex_;
   std::unordered_map<std::uint64_t, Exposed> exposed_;
   std::map<std::uint64_t, Waiter> waiters_;  // by ticket, oldest first
   std::uint64_t next_ticket_ = 1;
 };
 
-// Downloads one tensor from another host's `/data` route (the RegisterTensorRemote side). Gives
-// up early, with an error, once `cancel` (if any) becomes true.
-Result<ir::TensorData> download_tensor(const ir::Address& peer, std::uint64_t key,
-                                       std::chrono::milliseconds timeout,
-                                       std::uint64_t max_message_bytes,
-                                       const std::atomic<bool>* cancel = nullptr);
+// How a session fetches a tensor another host exposed (RegisterTensorRemote): the task runner sees
+// only this, and the `/data` client behind it lives with the `/data` service.
+class Downloader {
+ public:
+  virtual ~Downloader() = default;
+  virtual Result<ir::TensorData> download(const ir::Address& peer, std::uint64_t key) = 0;
+};
 
 }  // namespace tb::bridge

@@ -76,7 +76,7 @@ void write_value(Writer& w, const std::string& v) {
   w.str(v);
 }
 void write_value(Writer& w, const Bytes& v) {
-  w.bin(v.data(), v.size());
+  w.bin(v);
 }
 void write_value(Writer& w, std::monostate) {
   w.nil();

@@ -474,6 +474,21 @@ void Writer::bin(const void* data, std::size_t size) {
   p.pack_bin(static_cast<std::uint32_t>(size));
   p.pack_bin_body(static_cast<const char*>(data), static_cast<std::uint32_t>(size));
 }
+void Writer::bin(const Bytes& v) {
+  if (segment_threshold_ == 0 || v.size() < segment_threshold_) return bin(v.data(), v.size());
+  Packer(*this).pack_bin(static_cast<std::uint32_t>(v.size()));
+  flush_segment();
+  segments_.push_back(v);
+}
+void Writer::flush_segment() {
+  if (out_->empty()) return;
+  segments_.push_back(Bytes::from_vector(std::move(*out_)));
+  out_->clear();
+}
+std::vector<Bytes> Writer::take_segments() {
+  flush_segment();
+  return std::move(segments_);
+}
 void Writer::array(std::uint32_t count) {
   if (count < 16) {
     out_->push_back(static_cast<std::uint8_t>(0x90 | count));

@@ -36,6 +36,7 @@ TEST(Collective, ThreeDevicesAllReduceToIdenticalSumsAndMeans) {
   CollectiveHub hub;
   SessionServices services;
   services.collectives = &hub;
+  services.device_count = 3;
   services.transfer_timeout = std::chrono::milliseconds(10000);
   std::vector<std::unique_ptr<TaskRunner>> runners;
   for (std::uint32_t d = 0; d < 3; ++d) {
@@ -69,6 +70,7 @@ TEST(Collective, AMissingParticipantTimesOutWithAClearError) {
   CollectiveHub hub;
   SessionServices services;
   services.collectives = &hub;
+  services.device_count = 6;
   services.transfer_timeout = std::chrono::milliseconds(200);
   TaskRunner runner(1, 0, backend->new_executor(), services, [](TaskResponse) {});
   ASSERT_TRUE(runner.executor().register_tensor(TensorId{1}, f32({1, 2, 3})));

@@ -9,7 +9,7 @@
 
 #include "backends/libtorch/op_test_util.hpp"
 #include "torchbridge/ir/codec.hpp"
-#include "transfers.hpp"
+#include "data_service.hpp"
 
 namespace tb::test {
 namespace {

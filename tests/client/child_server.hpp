@@ -6,10 +6,12 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdint>
 #include <cstring>
 #include <string>
 #include <thread>
@@ -21,8 +23,11 @@ namespace tb::test {
 
 class ChildServer {
  public:
+  // `address_space`: when non-zero, the child's RLIMIT_AS, so that its allocations fail inside
+  // the process (as on a host out of memory) instead of waking the OOM killer.
   explicit ChildServer(std::vector<std::string> argv,
-                       std::chrono::milliseconds startup = std::chrono::seconds(60)) {
+                       std::chrono::milliseconds startup = std::chrono::seconds(60),
+                       std::uint64_t address_space = 0) {
     int in[2];
     int out[2];
     if (::pipe(in) != 0 || ::pipe(out) != 0) {
@@ -35,6 +40,10 @@ class ChildServer {
       ::dup2(out[1], 1);
       ::close(in[1]);
       ::close(out[0]);
+      if (address_space) {
+        const rlimit limit{address_space, address_space};
+        if (::setrlimit(RLIMIT_AS, &limit) != 0) ::_exit(126);
+      }
       std::vector<char*> args;
       for (auto& a : argv) args.push_back(a.data());
       args.push_back(nullptr);
@@ -86,7 +95,7 @@ class ChildServer {
 
   ~ChildServer() {
     if (stdin_ >= 0) ::close(stdin_);
-    if (pid_ > 0) {
+    if (pid_ > 0 && !reaped_) {
       int status = 0;
       bool done = false;
       for (int i = 0; i < 100 && !done; ++i) {
@@ -105,11 +114,35 @@ class ChildServer {
   ChildServer& operator=(const ChildServer&) = delete;
 
   bool ok() const { return error_.empty(); }
+  // The child has not exited (or been killed).
+  bool alive() const {
+    if (pid_ <= 0 || reaped_) return false;
+    int status = 0;
+    if (::waitpid(pid_, &status, WNOHANG) != pid_) return true;
+    reaped_ = true;
+    exit_status_ = status;
+    return false;
+  }
+  // How it ended, once alive() saw it end: "exit 2", "signal 6".
+  std::string how_it_ended() const {
+    if (!reaped_) return "running";
+    if (WIFSIGNALED(exit_status_)) return "signal " + std::to_string(WTERMSIG(exit_status_));
+    return "exit " + std::to_string(WEXITSTATUS(exit_status_));
+  }
+  pid_t pid() const { return pid_; }
+  std::uint16_t port() const {
+    const auto colon = address_.rfind(':');
+    return colon == std::string::npos
+               ? 0
+               : static_cast<std::uint16_t>(std::stoi(address_.substr(colon + 1)));
+  }
   const std::string& error() const { return error_; }
   const std::string& address() const { return address_; }
 
  private:
   pid_t pid_ = -1;
+  mutable bool reaped_ = false;
+  mutable int exit_status_ = 0;
   int stdin_ = -1;
   int stdout_ = -1;
   std::string address_;

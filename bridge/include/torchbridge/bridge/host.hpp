@@ -14,14 +14,27 @@
 
 namespace tb::bridge {
 
+// Defaults taken from the machine's memory (or its cgroup limit): a session may hold half of it,
+// all sessions together three quarters, so that one client cannot take the host down.
+std::uint64_t default_session_bytes();
+std::uint64_t default_host_bytes();
+
 struct Limits {
   // One websocket message either way; Burn's own client and server use 1 GiB.
   std::uint64_t max_message_bytes = std::uint64_t{1} << 30;
   // One tensor: registered, or produced by an op (checked from the op's output shapes before it
   // runs, so a tiny frame cannot make the host allocate terabytes). 0: unlimited.
   std::uint64_t max_tensor_bytes = std::uint64_t{8} << 30;
-  // Live tensor bytes one session may hold (0: unlimited).
-  std::uint64_t max_session_bytes = 0;
+  // Bytes one session may hold: its tensors, its queued answers and the copies it exposed for
+  // other hosts (0: unlimited).
+  std::uint64_t max_session_bytes = default_session_bytes();
+  // The same, all sessions together, plus the messages being received (0: unlimited).
+  std::uint64_t max_host_bytes = default_host_bytes();
+  // Answers a session may have waiting to be sent (as Burn's host, 64): the session's tasks wait
+  // for its client to read, whatever it asks for.
+  std::uint32_t max_queued_answers = 64;
+  // Concurrent `/data` connections (downloads need no token: Burn's server sends none).
+  std::uint32_t max_data_connections = 64;
   // Concurrent sessions (further handshakes are refused with a log line).
   std::uint32_t max_sessions = 256;
   // Cached graphs per session (RegisterAndExecuteGraph beyond this evicts the oldest).
@@ -57,10 +70,13 @@ struct HostMetrics {
   std::uint64_t sessions_open = 0;
   std::uint64_t sessions_total = 0;
   std::uint64_t sessions_refused = 0;
+  std::uint64_t sessions_failed = 0;
   std::uint64_t connections_open = 0;
+  std::uint64_t data_connections_open = 0;
   std::uint64_t connections_refused = 0;
   std::uint64_t live_tensors = 0;
   std::uint64_t live_bytes = 0;
+  std::uint64_t held_bytes = 0;
   std::uint64_t tasks = 0;
   std::uint64_t failed_ops = 0;
   std::uint64_t frames_rejected = 0;

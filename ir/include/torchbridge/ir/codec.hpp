@@ -34,4 +34,14 @@ std::vector<std::uint8_t> encode(const T& value) {
   return writer.take();
 }
 
+// The encoding of `value` as consecutive segments, payloads of at least `threshold` bytes left as
+// views of their own storage (see Writer::segment_payloads_from).
+template <class T>
+std::vector<Bytes> encode_segments(const T& value, std::size_t threshold) {
+  Writer writer;
+  writer.segment_payloads_from(threshold);
+  encode(writer, value);
+  return writer.take_segments();
+}
+
 }  // namespace tb::ir

@@ -133,6 +133,9 @@ class Writer {
   void f64(double v);
   void str(std::string_view v);
   void bin(const void* data, std::size_t size);
+  // In segmented mode (below) a payload of at least the threshold is not copied: the bytes so far
+  // become one segment and `v` itself (sharing its owner) the next.
+  void bin(const Bytes& v);
   void array(std::uint32_t count);
   void map(std::uint32_t count);
   // Bytes already in msgpack form.
@@ -141,12 +144,22 @@ class Writer {
   std::vector<std::uint8_t>& buffer() { return *out_; }
   std::vector<std::uint8_t> take() { return std::move(*out_); }
 
+  // Scatter-gather output: large `bin` payloads stay views of their storage, so a message that
+  // carries a tensor is written from the tensor's own memory (DESIGN 9). `take_segments` returns
+  // the message as consecutive segments.
+  void segment_payloads_from(std::size_t threshold) { segment_threshold_ = threshold; }
+  std::vector<Bytes> take_segments();
+
   // msgpack-cxx's packer calls this.
   void write(const char* data, std::size_t size);
 
  private:
+  void flush_segment();
+
   std::vector<std::uint8_t> own_;
   std::vector<std::uint8_t>* out_;
+  std::size_t segment_threshold_ = 0;  // 0: one contiguous buffer
+  std::vector<Bytes> segments_;
 };
 
 }  // namespace tb::ir

@@ -1,0 +1,65 @@
+// What the pieces of the host share: its options and devices, the host-wide services sessions use,
+// the session registry, the memory count and the metrics counters. Owned by Host; every connection
+// and worker holds a reference for its life (Host::stop waits for them).
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "collective.hpp"
+#include "data_service.hpp"
+#include "memory.hpp"
+#include "session_registry.hpp"
+#include "task_runner.hpp"
+#include "torchbridge/bridge/host.hpp"
+#include "transfers.hpp"
+
+namespace tb::bridge {
+
+struct HostCounters {
+  std::atomic<std::uint64_t> sessions_total{0}, sessions_refused{0}, tasks{0}, frames_rejected{0},
+      bytes_in{0}, bytes_out{0}, connections_refused{0}, sessions_failed{0};
+  std::atomic<std::uint32_t> connections_open{0}, data_connections_open{0};
+  std::array<std::atomic<std::uint64_t>, ir::kOpKindCount> ops_by_kind{};
+};
+
+struct HostState {
+  HostState(HostOptions o, std::vector<std::shared_ptr<backend::Backend>> d)
+      : options(std::move(o)), devices(std::move(d)), downloader(options, stopping) {}
+
+  const HostOptions options;
+  const std::vector<std::shared_ptr<backend::Backend>> devices;
+  std::atomic<bool> stopping{false};
+  HostCounters counters;
+  // Bytes held outside tensors by every session, plus messages being received.
+  MemoryAccount memory;
+  std::atomic<std::uint64_t> tensor_bytes{0};
+  LocalTransfers local;
+  DataStore data;
+  CollectiveHub collectives;
+  WebSocketDownloader downloader;
+  SessionRegistry sessions;
+
+  // The services of a new session whose transfers stay in `scope`.
+  SessionServices services(std::string scope) {
+    SessionServices s;
+    s.local = &local;
+    s.data = &data;
+    s.collectives = &collectives;
+    s.downloader = &downloader;
+    s.limits = options.limits;
+    s.transfer_timeout = options.transfer_timeout;
+    s.stopping = &stopping;
+    s.ops_by_kind = counters.ops_by_kind.data();
+    s.device_count = static_cast<std::uint32_t>(devices.size());
+    s.transfer_scope = std::move(scope);
+    s.held = std::make_shared<MemoryAccount>(&memory);
+    s.host_tensor_bytes = &tensor_bytes;
+    return s;
+  }
+};
+
+}  // namespace tb::bridge

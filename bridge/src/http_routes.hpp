@@ -1,0 +1,35 @@
+// The HTTP side of the port: reads one request and routes it. Websocket upgrades on `/session`
+// and `/data` become those connections; `GET /healthz` and `GET /metrics` are answered here.
+#pragma once
+
+#include <memory>
+#include <optional>
+
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+
+#include "listener.hpp"
+
+namespace tb::bridge {
+
+struct HostState;
+
+class HttpConnection : public std::enable_shared_from_this<HttpConnection> {
+ public:
+  HttpConnection(HostState& host, boost::asio::ip::tcp::socket&& socket, ConnectionSlot slot);
+  void run();
+
+ private:
+  using Request = boost::beast::http::request<boost::beast::http::string_body>;
+  void route();
+  void respond(const Request& req, boost::beast::http::status status, std::string content_type,
+               std::string body);
+
+  HostState& host_;
+  boost::beast::tcp_stream stream_;
+  ConnectionSlot slot_;
+  boost::beast::flat_buffer buffer_;
+  std::optional<boost::beast::http::request_parser<boost::beast::http::string_body>> parser_;
+};
+
+}  // namespace tb::bridge

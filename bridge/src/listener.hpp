@@ -1,0 +1,61 @@
+// Accepts connections and hands each to the HTTP router, within Limits::max_connections.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <utility>
+
+#include <boost/asio.hpp>
+
+#include "torchbridge/result.hpp"
+
+namespace tb::bridge {
+
+struct HostState;
+
+// One accepted connection's place under a limit: moved from the HTTP connection to the websocket
+// connection it becomes, released when its last owner goes.
+class ConnectionSlot {
+ public:
+  ConnectionSlot() = default;
+  explicit ConnectionSlot(std::atomic<std::uint32_t>& open) : open_(&open) { ++open; }
+  ConnectionSlot(ConnectionSlot&& other) noexcept : open_(std::exchange(other.open_, nullptr)) {}
+  ConnectionSlot& operator=(ConnectionSlot&& other) noexcept {
+    if (this != &other) {
+      release();
+      open_ = std::exchange(other.open_, nullptr);
+    }
+    return *this;
+  }
+  ~ConnectionSlot() { release(); }
+
+ private:
+  void release() {
+    if (open_) --*open_;
+    open_ = nullptr;
+  }
+  std::atomic<std::uint32_t>* open_ = nullptr;
+};
+
+// "address:port" of a connected socket, for log lines.
+std::string peer_of(const boost::asio::ip::tcp::socket& socket);
+// Compares without an early exit, so timing does not reveal a token's prefix.
+bool constant_time_equal(std::string_view a, std::string_view b);
+
+class Listener {
+ public:
+  Listener(HostState& host, boost::asio::io_context& ioc) : host_(host), acceptor_(ioc) {}
+  Status listen(const std::string& address, std::uint16_t port);
+  void accept();
+  void close();  // on the io_context's thread
+  std::uint16_t port() const;
+
+ private:
+  void on_accept(boost::system::error_code ec, boost::asio::ip::tcp::socket socket);
+
+  HostState& host_;
+  boost::asio::ip::tcp::acceptor acceptor_;
+};
+
+}  // namespace tb::bridge

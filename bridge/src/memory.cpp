@@ -1,0 +1,51 @@
+#include "memory.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <fstream>
+#include <string>
+
+namespace tb::bridge {
+
+namespace {
+std::uint64_t cgroup_limit() {
+  for (const char* path : {"/sys/fs/cgroup/memory.max",                       // cgroup v2
+                           "/sys/fs/cgroup/memory/memory.limit_in_bytes"}) {  // v1
+    std::ifstream in(path);
+    std::string value;
+    if (in >> value && !value.empty() && value != "max") {
+      try {
+        return std::stoull(value);
+      } catch (...) {
+      }
+    }
+  }
+  return UINT64_MAX;
+}
+}  // namespace
+
+std::uint64_t available_memory_bytes() {
+  static const std::uint64_t bytes = [] {
+    const long pages = sysconf(_SC_PHYS_PAGES);
+    const long page = sysconf(_SC_PAGESIZE);
+    const std::uint64_t phys =
+        pages > 0 && page > 0 ? static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page)
+                              : std::uint64_t{8} << 30;
+    return std::min(phys, cgroup_limit());
+  }();
+  return bytes;
+}
+
+}  // namespace tb::bridge
+
+#include "torchbridge/bridge/host.hpp"
+
+namespace tb::bridge {
+std::uint64_t default_session_bytes() {
+  return available_memory_bytes() / 2;
+}
+std::uint64_t default_host_bytes() {
+  return available_memory_bytes() / 4 * 3;
+}
+}  // namespace tb::bridge

@@ -1,0 +1,74 @@
+// Memory a host holds for its clients beyond their tensors (received messages not yet run, answers
+// not yet sent, tensors exposed for other hosts), counted per session and host-wide so that every
+// byte counts against a limit (docs/reliability.md, "Memory").
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <utility>
+
+namespace tb::bridge {
+
+// A counter of bytes, optionally rolling up into a parent (a session's into the host's).
+class MemoryAccount {
+ public:
+  explicit MemoryAccount(MemoryAccount* parent = nullptr) : parent_(parent) {}
+  MemoryAccount(const MemoryAccount&) = delete;
+  MemoryAccount& operator=(const MemoryAccount&) = delete;
+
+  void add(std::uint64_t n) {
+    bytes_.fetch_add(n, std::memory_order_relaxed);
+    if (parent_) parent_->add(n);
+  }
+  void sub(std::uint64_t n) {
+    bytes_.fetch_sub(n, std::memory_order_relaxed);
+    if (parent_) parent_->sub(n);
+  }
+  std::uint64_t bytes() const { return bytes_.load(std::memory_order_relaxed); }
+  const MemoryAccount* parent() const { return parent_; }
+
+ private:
+  MemoryAccount* parent_;
+  std::atomic<std::uint64_t> bytes_{0};
+};
+
+// Bytes charged to an account for as long as the charge lives (it travels with what it pays
+// for: a queued answer, an exposed download).
+class MemoryCharge {
+ public:
+  MemoryCharge() = default;
+  MemoryCharge(std::shared_ptr<MemoryAccount> account, std::uint64_t bytes)
+      : account_(std::move(account)), bytes_(bytes) {
+    if (account_) account_->add(bytes_);
+  }
+  MemoryCharge(MemoryCharge&& o) noexcept
+      : account_(std::move(o.account_)), bytes_(std::exchange(o.bytes_, 0)) {}
+  MemoryCharge& operator=(MemoryCharge&& o) noexcept {
+    if (this != &o) {
+      release();
+      account_ = std::move(o.account_);
+      bytes_ = std::exchange(o.bytes_, 0);
+    }
+    return *this;
+  }
+  MemoryCharge(const MemoryCharge&) = delete;
+  MemoryCharge& operator=(const MemoryCharge&) = delete;
+  ~MemoryCharge() { release(); }
+
+  std::uint64_t bytes() const { return bytes_; }
+
+ private:
+  void release() {
+    if (account_ && bytes_) account_->sub(bytes_);
+    account_.reset();
+    bytes_ = 0;
+  }
+  std::shared_ptr<MemoryAccount> account_;
+  std::uint64_t bytes_ = 0;
+};
+
+// Physical memory available to this process: the machine's, or its cgroup's limit when lower.
+std::uint64_t available_memory_bytes();
+
+}  // namespace tb::bridge

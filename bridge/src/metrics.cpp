@@ -1,0 +1,85 @@
+#include "metrics.hpp"
+
+#include <fmt/format.h>
+
+#include "host_state.hpp"
+#include "torchbridge/ir/format.hpp"
+
+namespace tb::bridge {
+
+namespace {
+constexpr std::size_t kCategories = ir::EnumNames<ir::OpCategory>::kNames.size();
+}
+
+HostMetrics collect_metrics(const HostState& host) {
+  HostMetrics m;
+  const auto totals = host.sessions.totals();
+  const auto& c = host.counters;
+  m.sessions_open = totals.sessions;
+  m.live_tensors = totals.live_tensors;
+  m.live_bytes = totals.live_bytes;
+  m.failed_ops = totals.failed_ops;
+  m.held_bytes = host.memory.bytes();
+  m.sessions_total = c.sessions_total;
+  m.sessions_refused = c.sessions_refused;
+  m.sessions_failed = c.sessions_failed;
+  m.connections_open = c.connections_open;
+  m.data_connections_open = c.data_connections_open;
+  m.connections_refused = c.connections_refused;
+  m.tasks = c.tasks;
+  m.frames_rejected = c.frames_rejected;
+  m.bytes_in = c.bytes_in;
+  m.bytes_out = c.bytes_out;
+  std::array<std::uint64_t, kCategories> by_category{};
+  for (std::size_t k = 0; k < ir::kOpKindCount; ++k) {
+    const auto kind = static_cast<ir::OpKind>(k);
+    const std::uint64_t n = c.ops_by_kind[k].load();
+    by_category[static_cast<std::size_t>(ir::op_category(kind))] += n;
+    m.ops_by_kind.emplace_back(std::string(ir::op_name(kind)), n);
+  }
+  for (std::size_t i = 0; i < kCategories; ++i) {
+    m.ops_by_category.emplace_back(std::string(ir::EnumNames<ir::OpCategory>::kNames[i]),
+                                   by_category[i]);
+  }
+  return m;
+}
+
+std::string metrics_text(const HostState& host) {
+  const HostMetrics m = collect_metrics(host);
+  std::string out;
+  auto metric = [&](const char* name, const char* type, const char* help, std::uint64_t v) {
+    out +=
+        fmt::format("# HELP torchbridge_{0} {1}\n# TYPE torchbridge_{0} {2}\ntorchbridge_{0} {3}\n",
+                    name, help, type, v);
+  };
+  metric("sessions_open", "gauge", "Sessions currently open.", m.sessions_open);
+  metric("sessions_total", "counter", "Sessions opened since start.", m.sessions_total);
+  metric("sessions_refused_total", "counter", "Handshakes refused.", m.sessions_refused);
+  metric("sessions_failed_total", "counter",
+         "Sessions ended by an unexpected error on the host (logged).", m.sessions_failed);
+  metric("connections_open", "gauge", "Connections open (HTTP, /session, /data).",
+         m.connections_open);
+  metric("data_connections_open", "gauge", "/data connections open.", m.data_connections_open);
+  metric("connections_refused_total", "counter", "Connections closed at once: over a limit.",
+         m.connections_refused);
+  metric("live_tensors", "gauge", "Tensors held by all sessions.", m.live_tensors);
+  metric("live_bytes", "gauge", "Bytes of tensors held by all sessions.", m.live_bytes);
+  metric("held_bytes", "gauge",
+         "Bytes held besides tensors: messages being received, queued tasks and answers, "
+         "exposed copies.",
+         m.held_bytes);
+  metric("tasks_total", "counter", "Tasks received.", m.tasks);
+  metric("failed_ops", "gauge", "Failed operations in open sessions.", m.failed_ops);
+  metric("frames_rejected_total", "counter", "Undecodable or invalid frames.", m.frames_rejected);
+  metric("bytes_in_total", "counter", "Websocket payload bytes received.", m.bytes_in);
+  metric("bytes_out_total", "counter", "Websocket payload bytes sent.", m.bytes_out);
+  out +=
+      "# HELP torchbridge_ops_total Operations executed, by OperationIr category.\n"
+      "# TYPE torchbridge_ops_total counter\n";
+  for (const auto& [category, n] : m.ops_by_category) {
+    out += fmt::format("torchbridge_ops_total{{category=\"{}\"}} {}\n", category, n);
+  }
+  return out;
+}
+
+}  // namespace tb::bridge

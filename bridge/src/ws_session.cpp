@@ -1,0 +1,393 @@
+#include "ws_session.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include "data_service.hpp"
+#include "guard.hpp"
+#include "host_state.hpp"
+#include "torchbridge/ir/codec.hpp"
+#include "torchbridge/ir/format.hpp"
+#include "torchbridge/version.hpp"
+
+namespace tb::bridge {
+
+namespace net = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+namespace websocket = beast::websocket;
+using tcp = net::ip::tcp;
+
+namespace {
+std::string address_of(const tcp::socket& s) {
+  beast::error_code ec;
+  const auto ep = s.remote_endpoint(ec);
+  return ec ? std::string("?") : ep.address().to_string();
+}
+// The host's memory account as a charge target (the host outlives its connections).
+std::shared_ptr<MemoryAccount> host_account(HostState& host) {
+  return std::shared_ptr<MemoryAccount>(std::shared_ptr<MemoryAccount>(), &host.memory);
+}
+}  // namespace
+
+SessionConnection::SessionConnection(HostState& host, tcp::socket&& socket, ConnectionSlot slot,
+                                     bool header_authorized)
+    : host_(host),
+      ws_(std::move(socket)),
+      init_timer_(ws_.get_executor()),
+      slot_(std::move(slot)),
+      peer_(peer_of(beast::get_lowest_layer(ws_).socket())),
+      peer_address_(address_of(beast::get_lowest_layer(ws_).socket())),
+      header_authorized_(header_authorized) {}
+
+SessionConnection::~SessionConnection() {
+  guarded([&] { teardown(); }, [](const std::string&) {});
+}
+
+template <class Fn>
+void SessionConnection::post(Fn fn) {
+  net::post(ws_.get_executor(), [self = shared_from_this(), fn = std::move(fn)]() mutable {
+    self->guard([&] { fn(*self); });
+  });
+}
+
+void SessionConnection::guard(const std::function<void()>& fn) {
+  guarded(fn, [&](const std::string& what) {
+    ++host_.counters.sessions_failed;
+    spdlog::error("session {:016x} ({}): {}; ending the session", session_id_, peer_, what);
+    guarded([&] { close_with(websocket::close_code::internal_error, "host error"); },
+            [&](const std::string&) { close_now(); });
+  });
+}
+
+void SessionConnection::run(http::request<http::string_body> req) {
+  ws_.set_option(websocket::stream_base::timeout{std::chrono::seconds(30), std::chrono::seconds(60),
+                                                 true});  // handshake, idle, pings
+  ws_.set_option(websocket::stream_base::decorator([](websocket::response_type& res) {
+    res.set(http::field::server, fmt::format("torchbridge/{}", kVersion));
+  }));
+  ws_.read_message_max(
+      std::min(host_.options.limits.max_init_bytes, host_.options.limits.max_message_bytes));
+  ws_.binary(true);
+  ws_.auto_fragment(false);
+  beast::get_lowest_layer(ws_).expires_never();
+  ws_.async_accept(req, [self = shared_from_this()](beast::error_code ec) {
+    self->guard([&] { self->on_accept(ec); });
+  });
+  init_timer_.expires_after(host_.options.init_timeout);
+  init_timer_.async_wait([self = shared_from_this()](beast::error_code ec) {
+    if (ec || self->state_ != State::kHandshake) return;
+    self->guard([&] {
+      ++self->host_.counters.sessions_refused;
+      spdlog::warn("{}: no Init within {} ms, closing", self->peer_,
+                   self->host_.options.init_timeout.count());
+      if (!self->accepted_) return self->close_now();
+      self->close_with(websocket::close_code::policy_error, "no Init in time");
+    });
+  });
+}
+
+void SessionConnection::send(Outgoing out) {
+  post([out = std::move(out)](SessionConnection& self) mutable {
+    self.queue_write(std::move(out));
+  });
+}
+
+void SessionConnection::resume() {
+  post([](SessionConnection& self) {
+    if (self.paused_ && self.state_ == State::kRunning) {
+      self.paused_ = false;
+      self.read();
+    }
+  });
+}
+
+void SessionConnection::worker_done() {
+  post([](SessionConnection& self) {
+    self.worker_finished_ = true;
+    self.maybe_close();
+  });
+}
+
+void SessionConnection::end_with_error(std::string what) {
+  post([what = std::move(what)](SessionConnection& self) {
+    self.worker_finished_ = true;
+    self.drop_unsent();
+    // A close reason holds at most 123 bytes.
+    self.close_with(websocket::close_code::internal_error, std::string_view(what).substr(0, 123));
+  });
+}
+
+void SessionConnection::shutdown(std::function<void()> done) {
+  post([done = std::move(done)](SessionConnection& self) {
+    beast::error_code ec;
+    beast::get_lowest_layer(self.ws_).socket().shutdown(tcp::socket::shutdown_both, ec);
+    beast::get_lowest_layer(self.ws_).close();
+    if (done) done();
+  });
+}
+
+void SessionConnection::on_accept(beast::error_code ec) {
+  if (ec) {
+    spdlog::debug("{}: websocket accept failed: {}", peer_, ec.message());
+    init_timer_.cancel();
+    return;
+  }
+  accepted_ = true;
+  read();
+}
+
+void SessionConnection::read() {
+  message_ = std::make_unique<MessageBuffer>(ws_.read_message_max());
+  auto self = shared_from_this();
+  async_read_chunked(
+      ws_, *message_,
+      [this, self]() -> beast::error_code {
+        // Charged as it arrives; a message that would take the host over its memory limit ends
+        // this session (the sender can retry once the host has room).
+        receiving_ = MemoryCharge(host_account(host_), message_->size());
+        const auto& limits = host_.options.limits;
+        if (limits.max_host_bytes &&
+            host_.memory.bytes() + host_.tensor_bytes.load() > limits.max_host_bytes) {
+          return make_error_code(boost::system::errc::not_enough_memory);
+        }
+        return {};
+      },
+      [this, self](beast::error_code ec) { guard([&] { on_message(ec); }); });
+}
+
+void SessionConnection::on_message(beast::error_code ec) {
+  if (ec == boost::system::errc::not_enough_memory) {
+    receiving_ = {};
+    message_.reset();
+    spdlog::warn("session {:016x} ({}): no memory for the message being received, closing",
+                 session_id_, peer_);
+    return close_with(websocket::close_code::try_again_later, "host memory full");
+  }
+  if (ec) {
+    if (ec != websocket::error::closed && ec != net::error::operation_aborted &&
+        ec != net::error::eof) {
+      spdlog::info("session {:016x} ({}): connection ended: {}", session_id_, peer_, ec.message());
+    }
+    receiving_ = {};
+    message_.reset();
+    teardown();
+    return;
+  }
+  const ir::Bytes bytes = message_->release();
+  message_.reset();
+  host_.counters.bytes_in += bytes.size();
+  if (state_ == State::kHandshake) {
+    receiving_ = {};
+    handshake(bytes);
+  } else if (state_ == State::kRunning) {
+    dispatch(bytes);
+  } else {
+    receiving_ = {};
+  }
+}
+
+void SessionConnection::refuse(ir::SessionRefusal refusal, const std::string& reason) {
+  ++host_.counters.sessions_refused;
+  spdlog::warn("{}: session refused ({}): {}", peer_, ir::to_string(refusal), reason);
+  queue_write(
+      OutFrame::of_bytes(ir::encode(ir::TaskResponse{ir::InitRefusedResponse{refusal}, 0})));
+  state_ = State::kClosing;
+  worker_finished_ = true;
+  maybe_close();
+}
+
+void SessionConnection::handshake(const ir::Bytes& bytes) {
+  const std::uint16_t version = ir::kProtocolVersion;
+  auto frame = ir::decode<ir::ClientFrame>(bytes);
+  if (!frame) {
+    return refuse({ir::RefusalKind::IncompatibleProtocol, version},
+                  "unreadable handshake: " + frame.error().what());
+  }
+  if (frame.value().size() != 1 || !std::holds_alternative<ir::SessionInit>(frame.value()[0])) {
+    return refuse({ir::RefusalKind::IncompatibleProtocol, version},
+                  "the first frame must hold exactly one Init");
+  }
+  const auto& init = std::get<ir::SessionInit>(frame.value()[0]);
+  if (init.version != version) {
+    return refuse({ir::RefusalKind::IncompatibleProtocol, version},
+                  fmt::format("client speaks protocol {}, this host {} (Burn {})", init.version,
+                              version, kBurnVersion));
+  }
+  if (host_.options.auth_token && !header_authorized_ &&
+      !constant_time_equal(init.authorization.view(), *host_.options.auth_token)) {
+    return refuse({ir::RefusalKind::Unauthorized, 0},
+                  "the handshake's authorization does not match the host's token");
+  }
+  const auto device_count = static_cast<std::uint32_t>(host_.devices.size());
+  if (init.device_index >= device_count) {
+    return refuse({ir::RefusalKind::NoSuchDevice, device_count},
+                  fmt::format("device {} asked, {} hosted", init.device_index, device_count));
+  }
+  // Same-host transfers stay between sessions of one peer presenting one credential.
+  SessionWorker::Identity identity;
+  identity.session_id = init.session_id.id;
+  identity.device_index = init.device_index;
+  identity.transfer_scope =
+      peer_address_ + '|' +
+      (header_authorized_ ? std::string("bearer") : std::string(init.authorization.view()));
+  identity.protocol = fmt::format("Burn {} (protocol {})", kBurnVersion, version);
+  auto worker = std::make_shared<SessionWorker>(host_, identity, weak_from_this());
+  // Burn's refusals have no "busy" or "taken": these end with a websocket close whose reason
+  // says why.
+  switch (host_.sessions.admit(identity.session_id, shared_from_this(), worker,
+                               host_.options.limits.max_sessions)) {
+    case SessionRegistry::Admission::kStopping:
+      return close_with(websocket::close_code::going_away, "host stopping");
+    case SessionRegistry::Admission::kFull:
+      ++host_.counters.sessions_refused;
+      spdlog::warn("{}: session refused: {} sessions open, the limit", peer_,
+                   host_.options.limits.max_sessions);
+      return close_with(websocket::close_code::try_again_later, "too many sessions");
+    case SessionRegistry::Admission::kIdInUse:
+      ++host_.counters.sessions_refused;
+      spdlog::warn("{}: session {:016x} is already bound to another connection", peer_,
+                   identity.session_id);
+      return close_with(websocket::close_code::policy_error, "session id in use");
+    case SessionRegistry::Admission::kAdmitted:
+      break;
+  }
+  session_id_ = identity.session_id;
+  if (auto started = worker->start(); !started) {
+    host_.sessions.withdraw(session_id_);
+    ++host_.counters.sessions_refused;
+    spdlog::error("{}: session {:016x} refused: {}", peer_, session_id_, started.error().what());
+    session_id_ = 0;
+    return close_with(websocket::close_code::try_again_later, "host out of resources");
+  }
+  worker_ = std::move(worker);
+  ++host_.counters.sessions_total;
+  init_timer_.cancel();
+  ws_.read_message_max(host_.options.limits.max_message_bytes);
+  ir::SessionInfo info{version, host_.devices[init.device_index]->settings(), device_count,
+                       std::nullopt};
+  queue_write(OutFrame::of_bytes(ir::encode(ir::TaskResponse{ir::InitResponse{info}, 0})));
+  state_ = State::kRunning;
+  spdlog::info("session {:016x} opened from {} on device {} ({}), {}", session_id_, peer_,
+               init.device_index, host_.devices[init.device_index]->device_name(),
+               identity.protocol);
+  read();
+}
+
+void SessionConnection::dispatch(const ir::Bytes& bytes) {
+  // The received bytes count against the host until the worker has taken their tasks (a session
+  // is bounded by max_queued_bytes; its own limit counts what its tasks make of them).
+  MemoryCharge queued(host_account(host_), bytes.size());
+  receiving_ = {};
+  auto frame = ir::decode<ir::ClientFrame>(bytes);
+  if (!frame) {
+    ++host_.counters.frames_rejected;
+    spdlog::warn("session {:016x} ({}): undecodable frame of {} bytes, closing the session: {}",
+                 session_id_, peer_, bytes.size(), frame.error().what());
+    return close_with(websocket::close_code::policy_error, "undecodable frame");
+  }
+  std::vector<ir::Task> tasks;
+  tasks.reserve(frame.value().size());
+  bool close_requested = false;
+  for (auto& message : frame.value()) {
+    if (auto* task = std::get_if<ir::Task>(&message)) {
+      tasks.push_back(std::move(*task));
+    } else if (auto* id = std::get_if<ir::SessionId>(&message)) {
+      if (id->id != session_id_) {
+        ++host_.counters.frames_rejected;
+        spdlog::warn("session {:016x}: asked to close session {:016x}", session_id_, id->id);
+        return close_with(websocket::close_code::policy_error, "closing another session");
+      }
+      close_requested = true;
+      break;
+    } else {
+      ++host_.counters.frames_rejected;
+      spdlog::warn("session {:016x}: a second Init on an open session", session_id_);
+      return close_with(websocket::close_code::policy_error, "second Init");
+    }
+  }
+  host_.counters.tasks += tasks.size();
+  worker_->push(std::move(tasks), std::move(queued));
+  if (close_requested) {
+    state_ = State::kClosing;
+    worker_->close();
+    return;
+  }
+  if (worker_->queued_bytes() > host_.options.limits.max_queued_bytes) {
+    paused_ = true;
+    worker_->paused = true;
+    return;  // resume() reads again
+  }
+  read();
+}
+
+void SessionConnection::queue_write(FramePtr frame) {
+  Outgoing out;
+  out.frame = std::move(frame);
+  queue_write(std::move(out));
+}
+
+void SessionConnection::queue_write(Outgoing out) {
+  if (state_ == State::kClosed) return;
+  writes_.push_back(std::move(out));
+  if (!writing_) write();
+}
+
+void SessionConnection::write() {
+  writing_ = true;
+  write_buffers_ = buffers_of(*writes_.front().frame);
+  ws_.async_write(write_buffers_, [self = shared_from_this()](beast::error_code ec, std::size_t n) {
+    self->guard([&] { self->on_write(ec, n); });
+  });
+}
+
+void SessionConnection::on_write(beast::error_code ec, std::size_t n) {
+  writing_ = false;
+  write_buffers_.clear();
+  host_.counters.bytes_out += n;
+  if (ec) {
+    writes_.clear();
+    teardown();
+    return;
+  }
+  writes_.pop_front();  // its place and its bytes are given back
+  if (!writes_.empty()) return write();
+  maybe_close();
+}
+
+void SessionConnection::drop_unsent() {
+  // The answer being written stays until its write completes: the write reads its memory.
+  while (writes_.size() > (writing_ ? 1u : 0u)) writes_.pop_back();
+}
+
+void SessionConnection::maybe_close() {
+  if (state_ != State::kClosing || !worker_finished_ || writing_ || !writes_.empty()) return;
+  close_with(websocket::close_code::normal, "");
+}
+
+void SessionConnection::close_with(websocket::close_code code, std::string_view reason) {
+  if (state_ == State::kClosed) return;
+  if (worker_) worker_->close();
+  state_ = State::kClosed;
+  ws_.async_close(websocket::close_reason(code, reason),
+                  [self = shared_from_this()](beast::error_code) { self->teardown(); });
+}
+
+void SessionConnection::close_now() {
+  state_ = State::kClosed;
+  beast::error_code ec;
+  beast::get_lowest_layer(ws_).socket().close(ec);
+}
+
+// The connection is gone: the worker runs what it has, frees the session's tensors and exits.
+void SessionConnection::teardown() {
+  if (torn_down_) return;
+  torn_down_ = true;
+  init_timer_.cancel();
+  if (worker_) worker_->close();
+  state_ = State::kClosed;
+  // Unsent answers give their places and bytes back now (a worker may be waiting on them).
+  drop_unsent();
+  if (session_id_) host_.sessions.remove_connection(session_id_, this);
+}
+
+}  // namespace tb::bridge

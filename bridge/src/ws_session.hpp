@@ -1,0 +1,94 @@
+// The `/session` websocket of one Burn session: reads messages (memory committed as their bytes
+// arrive), decodes them, runs the handshake, hands tasks to the session's worker, and writes the
+// answers through a single-writer queue. Every handler runs on the connection's strand and under
+// the last-resort guard: an exception ends this session with a close frame, never the process.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <boost/asio.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/beast/websocket.hpp>
+
+#include "listener.hpp"
+#include "memory.hpp"
+#include "message_buffer.hpp"
+#include "session_worker.hpp"
+#include "torchbridge/ir/protocol.hpp"
+
+namespace tb::bridge {
+
+struct HostState;
+
+class SessionConnection : public std::enable_shared_from_this<SessionConnection> {
+ public:
+  SessionConnection(HostState& host, boost::asio::ip::tcp::socket&& socket, ConnectionSlot slot,
+                    bool header_authorized);
+  ~SessionConnection();
+
+  void run(boost::beast::http::request<boost::beast::http::string_body> req);
+
+  // From any thread: queue one answer.
+  void send(Outgoing out);
+  // From the worker: its task queue drained below the limit.
+  void resume();
+  // From the worker: everything ran and was freed; close once the answers are out.
+  void worker_done();
+  // From the worker: it failed unexpectedly; the session ends with an internal-error close.
+  void end_with_error(std::string what);
+  // From Host::stop(): `done` runs once the socket is closed (on this connection's strand).
+  void shutdown(std::function<void()> done = {});
+
+ private:
+  enum class State { kHandshake, kRunning, kClosing, kClosed };
+
+  // Runs `fn` on the strand under the guard.
+  template <class Fn>
+  void post(Fn fn);
+  void guard(const std::function<void()>& fn);
+
+  void on_accept(boost::beast::error_code ec);
+  void read();
+  void on_message(boost::beast::error_code ec);
+  void refuse(ir::SessionRefusal refusal, const std::string& reason);
+  void handshake(const ir::Bytes& bytes);
+  void dispatch(const ir::Bytes& bytes);
+  void queue_write(Outgoing out);
+  void queue_write(FramePtr frame);
+  void write();
+  void on_write(boost::beast::error_code ec, std::size_t n);
+  void drop_unsent();
+  void maybe_close();
+  void close_with(boost::beast::websocket::close_code code, std::string_view reason);
+  void close_now();
+  void teardown();
+
+  HostState& host_;
+  boost::beast::websocket::stream<boost::beast::tcp_stream> ws_;
+  boost::asio::steady_timer init_timer_;
+  ConnectionSlot slot_;
+  std::string peer_;
+  std::string peer_address_;  // without the port: part of the transfer scope
+  bool header_authorized_;
+  bool accepted_ = false;
+  std::unique_ptr<MessageBuffer> message_;
+  MemoryCharge receiving_;  // the message being received, charged to the host as it arrives
+  std::deque<Outgoing> writes_;
+  std::vector<boost::asio::const_buffer> write_buffers_;
+  bool writing_ = false;
+  bool paused_ = false;
+  bool worker_finished_ = false;
+  bool torn_down_ = false;
+  State state_ = State::kHandshake;
+  std::uint64_t session_id_ = 0;
+  std::shared_ptr<SessionWorker> worker_;
+};
+
+}  // namespace tb::bridge
