@@ -96,6 +96,10 @@ TEST(ClientOnHost, HostErrorsComeBackWithTheHostsMessage) {
   ASSERT_FALSE(read);
   EXPECT_EQ(read.error().code, ErrorCode::kExecution);
   EXPECT_NE(read.error().what().find("no.such.op"), std::string::npos) << read.error().what();
+  // The read has reported the failure; as on Burn's host, the next sync does not report it again.
+  EXPECT_TRUE(dev.sync());
+  // A failure no read has reported comes with the next sync.
+  auto unread = client::custom(dev, "no.such.op", {x}, {{{2}, ir::DType(ir::DTypeKind::F32)}});
   auto s = dev.sync();
   ASSERT_FALSE(s);
   EXPECT_NE(s.error().what().find("no.such.op"), std::string::npos) << s.error().what();

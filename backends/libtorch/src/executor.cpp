@@ -11,7 +11,6 @@
 namespace tb::backend::libtorch {
 
 namespace {
-constexpr std::size_t kErrorsKept = 8;
 
 using TensorIrs = std::vector<const ir::TensorIr*>;
 
@@ -161,24 +160,24 @@ Result<const LibTorchExecutor::Handle*> LibTorchExecutor::lookup(const ir::Tenso
                       "tensor #{} is unknown to this session (never registered, or already freed)",
                       t.id.value);
   }
-  if (it->second.error) {
-    Error e = *it->second.error;
+  if (it->second.failure) {
+    Error e = it->second.failure->error;
     e.message = fmt::format("tensor #{} holds no value because an earlier operation failed: {}",
-                            t.id.value, it->second.error->what());
+                            t.id.value, it->second.failure->error.what());
     e.context.clear();
     return e;
   }
   return &it->second;
 }
 
-void LibTorchExecutor::poison(std::uint64_t id, const std::shared_ptr<const Error>& error) {
-  handles_[id] = Handle{at::Tensor(), error, nullptr};
+void LibTorchExecutor::poison(std::uint64_t id,
+                              const std::shared_ptr<FailureLog::Failure>& failure) {
+  handles_[id] = Handle{at::Tensor(), failure, nullptr};
 }
 
-void LibTorchExecutor::record(const Error& error) {
+std::shared_ptr<FailureLog::Failure> LibTorchExecutor::record(const Error& error) {
   ++stats_.failed_ops;
-  ++error_count_;
-  if (errors_.size() < kErrorsKept) errors_.push_back(error);
+  return failures_.record(error);
 }
 
 Status LibTorchExecutor::register_tensor(ir::TensorId id, const ir::TensorData& data) {
@@ -205,8 +204,7 @@ Status LibTorchExecutor::register_tensor(ir::TensorId id, const ir::TensorData& 
   }
   if (!status) {
     Error e = with_context(status.error(), fmt::format("RegisterTensor #{}", id.value));
-    poison(id.value, std::make_shared<const Error>(e));
-    record(e);
+    poison(id.value, record(e));
     return e;
   }
   handles_[id.value] = std::move(handle);
@@ -218,8 +216,7 @@ Status LibTorchExecutor::register_alias(ir::TensorId new_id, ir::TensorId src) {
   if (it == handles_.end()) {
     Error e = make_error(ErrorCode::kNotFound, "alias source tensor #{} is unknown", src.value);
     e.context = fmt::format("RegisterAlias #{}", new_id.value);
-    poison(new_id.value, std::make_shared<const Error>(e));
-    record(e);
+    poison(new_id.value, record(e));
     return e;
   }
   Handle copy = it->second;  // shares the tensor (and the poison, if any)
@@ -229,7 +226,15 @@ Status LibTorchExecutor::register_alias(ir::TensorId new_id, ir::TensorId src) {
 
 Result<ir::TensorData> LibTorchExecutor::read_tensor(const ir::TensorIr& t) {
   auto handle = lookup(t);
-  if (!handle) return handle.error();
+  if (!handle) {
+    // This answer tells the client of the failure, so the next sync does not tell it again.
+    const auto it = handles_.find(t.id.value);
+    if (it != handles_.end() && it->second.failure) {
+      failures_.mark_reported(*it->second.failure);
+      if (t.status == ir::TensorStatus::ReadWrite) handles_.erase(it);
+    }
+    return handle.error();
+  }
   const at::Tensor tensor = handle.value()->tensor;
   const std::shared_ptr<const quant::QTensor> q = handle.value()->q;
   if (t.status == ir::TensorStatus::ReadWrite) handles_.erase(t.id.value);
@@ -277,10 +282,14 @@ Status LibTorchExecutor::execute(const ir::OperationIr& op) {
   Status status = ok();
   std::vector<const Handle*>& resolved = scratch_->resolved;
   resolved.clear();
+  std::shared_ptr<FailureLog::Failure> inherited;  // a poisoned input's failure
   for (const ir::TensorIr* t : tensors.inputs) {
     auto handle = lookup(*t);
     if (!handle) {
       status = handle.error();
+      if (const auto it = handles_.find(t->id.value); it != handles_.end()) {
+        inherited = it->second.failure;
+      }
       break;
     }
     resolved.push_back(handle.value());
@@ -417,9 +426,16 @@ Status LibTorchExecutor::execute(const ir::OperationIr& op) {
 
   if (!status) {
     Error e = with_context(status.error(), op.name());
-    auto shared = std::make_shared<const Error>(e);
-    for (const ir::TensorIr* o : tensors.outputs) poison(o->id.value, shared);
-    record(e);
+    // An op on a poisoned input fails for that input's reason: its outputs carry the same
+    // failure, reported once in all (Burn's host reports each failure once), not once per op
+    // that touches a tensor derived from it.
+    std::shared_ptr<FailureLog::Failure> failure = inherited;
+    if (failure) {
+      ++stats_.failed_ops;
+    } else {
+      failure = record(e);
+    }
+    for (const ir::TensorIr* o : tensors.outputs) poison(o->id.value, failure);
     return e;
   }
   for (auto& [t, value] : ctx.produced) {
@@ -446,21 +462,12 @@ Status LibTorchExecutor::sync() {
   } catch (const std::exception& e) {
     record(make_error(ErrorCode::kExecution, "device synchronisation failed: {}", e.what()));
   }
-  if (error_count_ == 0) return ok();
-  Error first = errors_.front();
-  std::string message = error_count_ == 1
-                            ? first.what()
-                            : fmt::format("{} operations failed since the last sync; the first: {}",
-                                          error_count_, first.what());
-  errors_.clear();
-  error_count_ = 0;
-  return Error{first.code, std::move(message), {}};
+  return failures_.take_report();
 }
 
 void LibTorchExecutor::fail(const Error& error, const std::vector<ir::TensorId>& poisoned) {
-  auto shared = std::make_shared<const Error>(error);
-  for (const auto& id : poisoned) poison(id.value, shared);
-  record(error);
+  const auto failure = record(error);
+  for (const auto& id : poisoned) poison(id.value, failure);
 }
 
 ir::DTypeUsageSet LibTorchExecutor::dtype_usage(const ir::DType& dtype) {
@@ -515,8 +522,7 @@ Status LibTorchExecutor::register_transferred(ir::TensorId id, const Transferabl
       auto q = quant::finish_transfer(quantized->transfer(), device_);
       if (!q) {
         Error err = with_context(q.error(), fmt::format("requantizing tensor #{}", id.value));
-        poison(id.value, std::make_shared<const Error>(err));
-        record(err);
+        poison(id.value, record(err));
         return err;
       }
       handles_[id.value] = Handle{at::Tensor(), nullptr,
@@ -527,8 +533,7 @@ Status LibTorchExecutor::register_transferred(ir::TensorId id, const Transferabl
   } catch (const std::exception& e) {
     Error err = make_error(ErrorCode::kExecution, "moving tensor #{} to {}: {}", id.value,
                            device_.str(), e.what());
-    poison(id.value, std::make_shared<const Error>(err));
-    record(err);
+    poison(id.value, record(err));
     return err;
   }
   return ok();

@@ -9,6 +9,7 @@
 
 #include <ATen/ATen.h>
 
+#include "failure_log.hpp"
 #include "quant.hpp"
 #include "torchbridge/backend/backend.hpp"
 #include "torchbridge/libtorch/libtorch.hpp"
@@ -80,7 +81,7 @@ class LibTorchExecutor final : public Executor {
  private:
   struct Handle {
     at::Tensor tensor;
-    std::shared_ptr<const Error> error;       // set: the tensor is poisoned
+    std::shared_ptr<FailureLog::Failure> failure;  // set: the tensor is poisoned
     std::shared_ptr<const quant::QTensor> q;  // set: a quantized tensor (`tensor` is undefined)
   };
   class Context;
@@ -90,17 +91,16 @@ class LibTorchExecutor final : public Executor {
 
   // The handle of an input, or the error explaining why there is none.
   Result<const Handle*> lookup(const ir::TensorIr& tensor) const;
-  void poison(std::uint64_t id, const std::shared_ptr<const Error>& error);
-  void record(const Error& error);
+  void poison(std::uint64_t id, const std::shared_ptr<FailureLog::Failure>& failure);
+  // A new failure, to be reported by the next sync unless a read reports it first.
+  std::shared_ptr<FailureLog::Failure> record(const Error& error);
   void device_sync();
 
   at::Device device_;
   std::shared_ptr<const CustomOpRegistry> custom_ops_;
   at::Generator generator_;
   std::unordered_map<std::uint64_t, Handle> handles_;
-  // Errors since the last sync: the first few verbatim, then a count.
-  std::vector<Error> errors_;
-  std::uint64_t error_count_ = 0;
+  FailureLog failures_;
   std::unordered_map<std::uint64_t, std::chrono::steady_clock::time_point> windows_;
   std::uint64_t next_window_ = 1;
   ExecutorStats stats_;

@@ -1,5 +1,5 @@
 // Init, Drop, Custom and Distributed. Init and Drop are handled by the executor itself (they touch
-// only the handle table); Custom dispatches to the host's registry.
+// only the handle table); Custom dispatches to the host's registry, then to the built-in ops.
 #include "lowering.hpp"
 
 namespace tb::backend::libtorch {
@@ -7,7 +7,8 @@ namespace tb::backend::libtorch {
 namespace {
 
 Status lower_custom(OpContext& ctx, const ir::CustomOpIr& op) {
-  const auto handler = ctx.custom_ops() ? ctx.custom_ops()->find(op.id) : nullptr;
+  auto handler = ctx.custom_ops() ? ctx.custom_ops()->find(op.id) : nullptr;
+  if (!handler) handler = builtin_custom_ops().find(op.id);
   if (!handler) return ctx.invalid("no custom op \"{}\" is registered on this host", op.id);
   CustomOpCall call{op, ctx.in(op.inputs), ctx.device()};
   // A handler is user code: whatever it throws becomes this op's error, named after the op.
@@ -46,6 +47,15 @@ Status lower_custom(OpContext& ctx, const ir::CustomOpIr& op) {
 }
 
 }  // namespace
+
+const CustomOpRegistry& builtin_custom_ops() {
+  struct Builtins {
+    CustomOpRegistry registry;
+    Builtins() { add_signal_ops(registry); }
+  };
+  static const Builtins builtins;
+  return builtins.registry;
+}
 
 void register_misc_ops(LoweringTable& t) {
   // Handled before dispatch by the executor; registered so the tables show them lowered.

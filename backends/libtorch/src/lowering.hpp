@@ -141,4 +141,10 @@ void register_module_ops(LoweringTable& t);      // Module: the rest
 void register_quant_ops(LoweringTable& t);       // Float: Quantize, Dequantize
 void register_misc_ops(LoweringTable& t);        // Init, Drop, Custom, Distributed
 
+// The custom ops every LibTorch device serves whatever the host registers (burn-signal's
+// `signal::rfft` / `signal::irfft`, signal_ops.cpp). A handler the host registers under the same
+// id takes precedence.
+void add_signal_ops(CustomOpRegistry& registry);
+const CustomOpRegistry& builtin_custom_ops();
+
 }  // namespace tb::backend::libtorch

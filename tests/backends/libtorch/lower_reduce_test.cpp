@@ -404,6 +404,22 @@ TEST_F(NumericInt_ArgMax, FirstOfTiesAndU64AboveTwoPow63) {
   EXPECT_EQ(get(tir(6, {1}, DTypeKind::U32)), V{0});
 }
 
+// Burn declares an Int argmax/argmin's output in the input's dtype (burn-router 0.22.1
+// int_argmax: ReduceDimOpIr::create, whose out dtype is input.dtype in burn-ir's builder.rs), so
+// I32 on a default device. The declaration is authoritative; Flex's I64 is Flex's own (it ignores
+// the declared dtype: burn-flex ops/int.rs int_argmax), see docs/conformance.md.
+TEST_F(NumericInt_ArgMax, AnI32InputGivesTheDeclaredI32) {
+  const auto x = tir(1, {2, 3}, DTypeKind::I32);
+  put(x, {4, 9, 9, -1, -7, 2});
+  reduce_dim<OpKind::NumericInt_ArgMax>(x, out(2, {2, 1}, DTypeKind::I32), 1);
+  EXPECT_EQ(get(tir(2, {2, 1}, DTypeKind::I32)), (V{1, 2}));
+  reduce_dim<OpKind::NumericInt_ArgMin>(x, out(3, {1, 3}, DTypeKind::I32), 0);
+  EXPECT_EQ(get(tir(3, {1, 3}, DTypeKind::I32)), (V{1, 1, 1}));
+  reduce_dim<OpKind::NumericInt_ArgMax>(tir(1, {2, 3}, DTypeKind::I32),
+                                        out(4, {2, 1}, DTypeKind::I64), 1);
+  EXPECT_EQ(get(tir(4, {2, 1}, DTypeKind::I64)), (V{1, 2}));
+}
+
 class NumericFloat_ArgMin : public ReduceTest {};
 TEST_F(NumericFloat_ArgMin, FirstOfTiesAndNaNWins) {
   const auto x = tir(1, {2, 4}, DTypeKind::F64);

@@ -8,7 +8,9 @@
 // input marked ReadWrite is the client's last reference and is freed after the op; Drop frees;
 // Init after a register is a no-op. Unlike Burn's reference server, a failing op never ends the
 // session: its outputs are poisoned with the error, the error is recorded, and the next read of a
-// poisoned tensor, or the next sync, reports it.
+// poisoned tensor, or the next sync, reports it. Like Burn's host, each failure is reported once:
+// a sync leaves out what a read has already reported, and an op on a poisoned tensor passes the
+// poison on without counting as a new failure (reading its outputs still names the cause).
 #pragma once
 
 #include <cstdint>
@@ -50,7 +52,8 @@ class Executor {
   // Runs one op. A failure poisons the op's outputs and is recorded for the next sync; the
   // returned Status is for logging and metrics only.
   virtual Status execute(const ir::OperationIr& op) = 0;
-  // Waits for queued device work; reports (and clears) the errors recorded since the last sync.
+  // Waits for queued device work; reports (and clears) the failures recorded since the last sync
+  // that no read has reported yet.
   virtual Status sync() = 0;
   // Records an error found outside an op (an unknown graph, a failed transfer) for the next sync;
   // the listed tensor ids now hold that error (reading them reports it).
