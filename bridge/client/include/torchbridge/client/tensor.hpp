@@ -11,7 +11,9 @@
 // result carries a tb::Error, every tensor computed from it carries it too, and reading it returns
 // it. Host-side failures come back from to_data/to_vector and Device::sync.
 //
-// Sizes, dims and axes are std::int64_t throughout, as in ATen.
+// Every op is a free function (`exp(x)`, `matmul(a, b)`) and, where torch::Tensor has one, a
+// member form with this tensor first (`x.exp().sum_dim(1)`, `a.matmul(b)`). Sizes, dims and axes
+// are std::int64_t throughout, as in ATen.
 #pragma once
 
 #include <array>
@@ -140,6 +142,45 @@ class Tensor {
   template <class T>
   static ir::TensorData vector_to_data(const std::vector<T>& values, Shape shape,
                                        const ir::DType& bool_dtype);
+
+  // ---- Member forms of the free functions below, this tensor first. On an lvalue they keep it;
+  // on an rvalue (a temporary, std::move) they hand it over, as the free function given
+  // std::move(x) does. ----
+// Declares `Tensor name(params) const&` and `Tensor name(params) &&`.
+#define TB_CLIENT_MEMBER(name, ...) \
+  Tensor name(__VA_ARGS__) const&;  \
+  Tensor name(__VA_ARGS__)&&
+  TB_CLIENT_MEMBER(matmul, Tensor other);
+  TB_CLIENT_MEMBER(exp);
+  TB_CLIENT_MEMBER(log);
+  TB_CLIENT_MEMBER(sqrt);
+  TB_CLIENT_MEMBER(tanh);
+  TB_CLIENT_MEMBER(abs);
+  TB_CLIENT_MEMBER(relu);
+  TB_CLIENT_MEMBER(gelu);
+  TB_CLIENT_MEMBER(sigmoid);
+  TB_CLIENT_MEMBER(cast, ir::DType dtype);
+  TB_CLIENT_MEMBER(sum);
+  TB_CLIENT_MEMBER(mean);
+  TB_CLIENT_MEMBER(max);
+  TB_CLIENT_MEMBER(min);
+  TB_CLIENT_MEMBER(sum_dim, std::int64_t dim);
+  TB_CLIENT_MEMBER(mean_dim, std::int64_t dim);
+  TB_CLIENT_MEMBER(max_dim, std::int64_t dim);
+  TB_CLIENT_MEMBER(min_dim, std::int64_t dim);
+  TB_CLIENT_MEMBER(argmax, std::int64_t dim);
+  TB_CLIENT_MEMBER(argmin, std::int64_t dim);
+  TB_CLIENT_MEMBER(reshape, Shape shape);
+  TB_CLIENT_MEMBER(slice, std::vector<Range> ranges);
+  TB_CLIENT_MEMBER(swap_dims, std::int64_t dim1, std::int64_t dim2);
+  TB_CLIENT_MEMBER(transpose);
+  TB_CLIENT_MEMBER(permute, std::vector<std::int64_t> axes);
+  TB_CLIENT_MEMBER(softmax, std::int64_t dim);
+  TB_CLIENT_MEMBER(log_softmax, std::int64_t dim);
+  TB_CLIENT_MEMBER(quantize_dynamic, const ir::QuantScheme& scheme = q8_symmetric_scheme());
+  TB_CLIENT_MEMBER(quantize, Tensor scales, const ir::QuantScheme& scheme = q8_symmetric_scheme());
+  TB_CLIENT_MEMBER(dequantize, std::optional<ir::DType> dtype = std::nullopt);
+#undef TB_CLIENT_MEMBER
 
  private:
   // The client's sources reach the node through detail::Access (bridge/client/node.hpp).
