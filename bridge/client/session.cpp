@@ -17,54 +17,6 @@ namespace beast = boost::beast;
 namespace websocket = beast::websocket;
 using tcp = net::ip::tcp;
 
-// burn-communication's Address parsing: scheme defaults to ws and is lower-cased; path, query and
-// fragment are dropped; the host is kept as written; the port is what follows the last ':' when
-// it parses as a u16.
-Result<ir::Address> parse_address(std::string_view text) {
-  ir::Address a;
-  std::string_view rest = text;
-  if (const auto p = rest.find("://"); p != std::string_view::npos) {
-    a.scheme = std::string(rest.substr(0, p));
-    std::transform(a.scheme.begin(), a.scheme.end(), a.scheme.begin(),
-                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    rest.remove_prefix(p + 3);
-  } else {
-    a.scheme = "ws";
-  }
-  if (const auto p = rest.find_first_of("/?#"); p != std::string_view::npos) {
-    rest = rest.substr(0, p);
-  }
-  const auto colon = rest.rfind(':');
-  const auto bracket = rest.rfind(']');
-  if (colon != std::string_view::npos && (bracket == std::string_view::npos || colon > bracket)) {
-    const auto port_text = rest.substr(colon + 1);
-    unsigned long port = 0;
-    bool numeric = !port_text.empty() && port_text.size() <= 5;
-    for (char c : port_text) {
-      numeric = numeric && std::isdigit(static_cast<unsigned char>(c));
-      if (numeric) port = port * 10 + static_cast<unsigned long>(c - '0');
-    }
-    if (numeric && port <= 65535) {
-      a.port = static_cast<std::uint16_t>(port);
-      rest = rest.substr(0, colon);
-    }
-  }
-  a.host = std::string(rest);
-  if (a.host.empty()) {
-    return make_error(ErrorCode::kInvalidArgument, "'{}' names no host", text);
-  }
-  if (a.scheme != "ws") {
-    return make_error(ErrorCode::kUnsupported,
-                      "'{}': only ws:// is supported (Burn's websocket client has no TLS)", text);
-  }
-  return a;
-}
-
-std::string format_address(const ir::Address& a) {
-  return a.port ? fmt::format("{}://{}:{}", a.scheme, a.host, *a.port)
-                : fmt::format("{}://{}", a.scheme, a.host);
-}
-
 namespace detail {
 
 ir::TensorId new_tensor_id() {
@@ -125,7 +77,7 @@ struct Session::Io {
   std::atomic<bool> ended_set{false};
 };
 
-Session::Session(std::string address, ir::Address peer, std::uint32_t index, SessionOptions options)
+Session::Session(std::string address, Address peer, std::uint32_t index, SessionOptions options)
     : address_(std::move(address)),
       peer_(std::move(peer)),
       index_(index),
@@ -453,109 +405,5 @@ void Session::close() {
 }
 
 }  // namespace detail
-
-// ---- Device. -------------------------------------------------------------------------------
-
-Result<Device> Device::connect(std::string_view address, std::uint32_t index,
-                               SessionOptions options) {
-  TB_TRY_ASSIGN(auto session, detail::Session::connect(address, index, std::move(options)));
-  return Device(std::move(session));
-}
-
-namespace {
-// What an unconnected Device (default-constructed) reports: empty values, never a crash.
-const std::string kNoAddress;
-const ir::Address kNoPeer{};
-const ir::DeviceSettings kNoSettings{};
-const SessionOptions kNoOptions{};
-}  // namespace
-
-const std::string& Device::address() const {
-  return session_ ? session_->address() : kNoAddress;
-}
-const ir::Address& Device::peer_address() const {
-  return session_ ? session_->peer_address() : kNoPeer;
-}
-std::uint32_t Device::index() const {
-  return session_ ? session_->index() : 0;
-}
-std::uint32_t Device::device_count() const {
-  return session_ ? session_->device_count() : 0;
-}
-const ir::DeviceSettings& Device::settings() const {
-  return session_ ? session_->settings() : kNoSettings;
-}
-ir::DType Device::float_dtype() const {
-  return ir::DType(static_cast<ir::DTypeKind>(settings().float_dtype));
-}
-ir::DType Device::int_dtype() const {
-  // IntDType's variants follow DTypeKind's from I64 on.
-  return ir::DType(static_cast<ir::DTypeKind>(static_cast<int>(ir::DTypeKind::I64) +
-                                              static_cast<int>(settings().int_dtype)));
-}
-ir::DType Device::bool_dtype() const {
-  return ir::DType::boolean(settings().bool_dtype);
-}
-const SessionOptions& Device::options() const {
-  return session_ ? session_->options() : kNoOptions;
-}
-
-Status Device::sync(std::optional<std::chrono::milliseconds> timeout) const {
-  if (!session_) return make_error(ErrorCode::kInvalidArgument, "sync on an unconnected Device");
-  const auto stream = detail::current_stream();
-  TB_TRY_ASSIGN(auto content, session_->request(
-                                  [&](ir::RequestId id) {
-                                    return ir::Task(ir::SyncBackendTask{id, stream});
-                                  },
-                                  timeout));
-  const auto* r = std::get_if<ir::SyncBackendResponse>(&content);
-  if (!r) {
-    return make_error(ErrorCode::kDecode, "{}: SyncBackend answered with {}", session_->describe(),
-                      ir::response_name(content));
-  }
-  if (const auto* e = std::get_if<ir::ExecutionError>(&r->result)) {
-    return Error{ErrorCode::kExecution, e->reason, session_->describe()};
-  }
-  return ok();
-}
-
-Result<std::uint8_t> Device::dtype_usage(const ir::DType& dtype,
-                                         std::optional<std::chrono::milliseconds> timeout) const {
-  if (!session_)
-    return make_error(ErrorCode::kInvalidArgument, "dtype_usage on an unconnected Device");
-  TB_TRY_ASSIGN(auto content, session_->request(
-                                  [&](ir::RequestId id) {
-                                    return ir::Task(ir::DTypeUsageTask{id, dtype});
-                                  },
-                                  timeout));
-  const auto* r = std::get_if<ir::DTypeUsageResponse>(&content);
-  if (!r) {
-    return make_error(ErrorCode::kDecode, "{}: DTypeUsage answered with {}", session_->describe(),
-                      ir::response_name(content));
-  }
-  return r->usage.bits;
-}
-
-void Device::seed(std::uint64_t seed) const {
-  if (session_) session_->submit(ir::SeedTask{seed});
-}
-
-Status Device::flush() const {
-  if (!session_) return make_error(ErrorCode::kInvalidArgument, "flush on an unconnected Device");
-  return session_->flush();
-}
-
-void Device::close() const {
-  if (session_) session_->close();
-}
-
-bool Device::connected() const {
-  return session_ && session_->connected();
-}
-
-std::optional<Error> Device::failure() const {
-  if (!session_) return std::nullopt;
-  return session_->failure();
-}
 
 }  // namespace tb::client

@@ -43,6 +43,16 @@ class Session {
   // An answering task built from its request id; waits for the answer at most `timeout`.
   Result<ir::TaskResponseContent> request(const std::function<ir::Task(ir::RequestId)>& make,
                                           std::optional<std::chrono::milliseconds> timeout);
+  // request() for a task that must be answered with an R; another answer is a decode error.
+  template <class R>
+  Result<R> request_answer(const std::function<ir::Task(ir::RequestId)>& make,
+                           std::optional<std::chrono::milliseconds> timeout) {
+    TB_TRY_ASSIGN(auto content, request(make, timeout));
+    if (auto* r = std::get_if<R>(&content)) return std::move(*r);
+    return make_error(ErrorCode::kDecode, "{}: {} answered with {}", describe(),
+                      ir::response_name(ir::TaskResponseContent(std::in_place_type<R>)),
+                      ir::response_name(content));
+  }
   Status flush();
   void close();
 
@@ -52,8 +62,11 @@ class Session {
   Error ended_error() const;
 
   const std::string& address() const { return address_; }
-  const ir::Address& peer_address() const { return peer_; }
-  ir::Peer peer() const { return ir::Peer{ir::PeerKind::WebSocket, peer_, {}}; }
+  const Address& peer_address() const { return peer_; }
+  // The host as transfer tasks name it.
+  ir::Peer peer() const {
+    return ir::Peer{ir::PeerKind::WebSocket, ir::Address{peer_.scheme, peer_.host, peer_.port}, {}};
+  }
   std::uint32_t index() const { return index_; }
   std::uint32_t device_count() const { return info_.device_count; }
   const ir::DeviceSettings& settings() const { return info_.settings; }
@@ -63,13 +76,13 @@ class Session {
   struct Io;
 
  private:
-  Session(std::string address, ir::Address peer, std::uint32_t index, SessionOptions options);
+  Session(std::string address, Address peer, std::uint32_t index, SessionOptions options);
   Status open();
   void flush_locked();
   void fail(Error error);
 
   std::string address_;
-  ir::Address peer_;
+  Address peer_;
   std::uint32_t index_ = 0;
   SessionOptions options_;
   ir::SessionInfo info_;

@@ -60,9 +60,9 @@ int main(int argc, char** argv) {
   auto fc2_bias = tc::Tensor::from_vector(dev, b2);
   auto input = tc::Tensor::from_vector(dev, x, {kBatch, kIn});
 
-  auto hidden = tc::relu(tc::nn::linear(input, fc1, fc1_bias));
-  auto probs = tc::nn::softmax(tc::nn::linear(std::move(hidden), fc2, fc2_bias), 1);
-  auto classes = tc::argmax(probs, 1);
+  auto hidden = tc::nn::linear(input, fc1, fc1_bias).relu();
+  auto probs = tc::nn::linear(std::move(hidden), fc2, fc2_bias).softmax(1);
+  auto classes = probs.argmax(1);
 
   auto p = std::move(probs).to_vector<float>();
   // Indices come in the host's int dtype (I64 on torchbridge, I32 on Burn's Flex).

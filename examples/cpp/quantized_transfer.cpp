@@ -24,7 +24,7 @@ int check(const char* what, const tc::Tensor& q, const tb::ir::TensorData& origi
     return 1;
   }
   auto values = tc::q8_values(data.value());
-  auto deq = tc::dequantize(q).to_vector<float>();
+  auto deq = q.dequantize().to_vector<float>();
   if (!values || !deq) {
     std::fprintf(stderr, "%s: %s\n", what, (!values ? values.error() : deq.error()).what().c_str());
     return 1;
@@ -60,9 +60,9 @@ int main(int argc, char** argv) {
     values[i] = 2.0f * std::sin(0.37f * static_cast<float>(i)) + 0.01f * static_cast<float>(i);
   }
   auto x = tc::Tensor::from_vector(src, values, {8, 8});
-  auto q = tc::quantize_dynamic(x);  // QFloat(Q8S, native store, per-tensor f32 scale)
+  auto q = x.quantize_dynamic();  // QFloat(Q8S, native store, per-tensor f32 scale)
   auto original = q.to_data();
-  auto dequantized = tc::dequantize(q).to_vector<float>();
+  auto dequantized = q.dequantize().to_vector<float>();
   if (!original || !dequantized) {
     std::fprintf(stderr, "quantizing failed: %s\n",
                  (!original ? original.error() : dequantized.error()).what().c_str());

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "torchbridge/bridge/host.hpp"
+#include "torchbridge/client/device.hpp"
 #include "torchbridge/libtorch/libtorch.hpp"
 
 namespace tb::test {
@@ -38,6 +39,13 @@ class ClientTestHost {
   }
   std::string address() const { return "ws://127.0.0.1:" + std::to_string(host_->port()); }
   bridge::Host& host() { return *host_; }
+  // Host tensors alive once the host has run all `device` sent: the second sync returns after the
+  // host has accounted for the first.
+  std::uint64_t live_tensors(const client::Device& device) {
+    EXPECT_TRUE(device.sync());
+    EXPECT_TRUE(device.sync());
+    return host_->metrics().live_tensors;
+  }
 
  private:
   std::unique_ptr<bridge::Host> host_;

@@ -14,7 +14,7 @@ int main() {
       tb::client::Device::connect(tb::client::format_address(address.value()), 0, options);
   if (device) return 2;  // nothing listens on port 1
   auto t = tb::client::Tensor::failed(device.error());
-  auto read = (t * 2.0).to_vector<float>();
+  auto read = (t * 2.0).exp().to_vector<float>();  // a member form, from the installed library
   if (read) return 3;
   std::printf("torchbridge %s client linked; connecting to port 1: %s\n",
               std::string(tb::kVersion).c_str(), read.error().what().c_str());

@@ -10,6 +10,10 @@
 // Arguments that cannot make a valid op (mismatched shapes, devices or dtypes) do not throw: the
 // result carries a tb::Error, every tensor computed from it carries it too, and reading it returns
 // it. Host-side failures come back from to_data/to_vector and Device::sync.
+//
+// Every op is a free function (`exp(x)`, `matmul(a, b)`) and, where torch::Tensor has one, a
+// member form with this tensor first (`x.exp().sum_dim(1)`, `a.matmul(b)`). Sizes, dims and axes
+// are std::int64_t throughout, as in ATen.
 #pragma once
 
 #include <array>
@@ -19,6 +23,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -29,8 +34,11 @@ namespace tb::client {
 
 namespace detail {
 struct TensorNode;
-struct TensorAccess;
+struct Access;
 }  // namespace detail
+
+// A tensor's sizes, outermost first (ATen's sizes(); Burn's Shape).
+using Shape = std::vector<std::int64_t>;
 
 // The DType a C++ element type reads and writes as (bool: the device's bool store).
 template <class T>
@@ -55,9 +63,21 @@ TB_CLIENT_ELEMENT(bool, Bool);
 
 // Shape and dtype of a tensor a custom op will produce.
 struct TensorSpec {
-  ir::Dims shape;
+  Shape shape;
   ir::DType dtype;
 };
+
+// One range per leading dim for slice(); negative bounds count from the end, `end` nullopt means
+// the end. Steps must be positive.
+struct Range {
+  std::int64_t start = 0;
+  std::optional<std::int64_t> end;
+  std::int64_t step = 1;
+};
+
+// Per-tensor symmetric 8-bit, values stored one per byte: QFloat(Q8S, Native, Symmetric, F32).
+// The default scheme of quantize() and quantize_dynamic().
+ir::QuantScheme q8_symmetric_scheme();
 
 class Tensor {
  public:
@@ -67,15 +87,14 @@ class Tensor {
   static Tensor from_data(const Device& device, ir::TensorData data);
   // Uploads `values` with `shape` (empty shape: 1-D of values.size()).
   template <class T>
-  static Tensor from_vector(const Device& device, const std::vector<T>& values,
-                            ir::Dims shape = {});
+  static Tensor from_vector(const Device& device, const std::vector<T>& values, Shape shape = {});
   // A tensor filled with `value` (NumericFloat/NumericInt Full); dtype defaults to the device's
   // float dtype.
-  static Tensor full(const Device& device, ir::Dims shape, double value,
+  static Tensor full(const Device& device, Shape shape, double value,
                      std::optional<ir::DType> dtype = std::nullopt);
-  static Tensor zeros(const Device& device, ir::Dims shape,
+  static Tensor zeros(const Device& device, Shape shape,
                       std::optional<ir::DType> dtype = std::nullopt);
-  static Tensor ones(const Device& device, ir::Dims shape,
+  static Tensor ones(const Device& device, Shape shape,
                      std::optional<ir::DType> dtype = std::nullopt);
   // A tensor that holds `error` (what an invalid op returns).
   static Tensor failed(Error error);
@@ -84,10 +103,10 @@ class Tensor {
   // The error this tensor carries (invalid arguments somewhere in its history), if any.
   const Error* error() const;
   bool ok() const { return defined() && error() == nullptr; }
-  const ir::Dims& shape() const;
-  std::uint64_t dim(std::size_t axis) const { return shape().at(axis); }
-  std::size_t rank() const { return shape().size(); }
-  std::uint64_t numel() const;
+  const Shape& shape() const;
+  std::int64_t dim(std::int64_t axis) const { return shape().at(static_cast<std::size_t>(axis)); }
+  std::int64_t rank() const { return static_cast<std::int64_t>(shape().size()); }
+  std::int64_t numel() const;
   const ir::DType& dtype() const;
   Device device() const;
   // The host-side id (meaningful while ok()).
@@ -119,15 +138,61 @@ class Tensor {
   // Converts TensorData of element type T (or a bool store) into values.
   template <class T>
   static Result<std::vector<T>> data_to_vector(const ir::TensorData& data);
+  // `shape` empty: 1-D of values.size(). Non-negative sizes are the caller's to check.
   template <class T>
-  static ir::TensorData vector_to_data(const std::vector<T>& values, ir::Dims shape,
+  static ir::TensorData vector_to_data(const std::vector<T>& values, Shape shape,
                                        const ir::DType& bool_dtype);
 
-  const std::shared_ptr<detail::TensorNode>& node() const { return node_; }
-  explicit Tensor(std::shared_ptr<detail::TensorNode> node) : node_(std::move(node)) {}
+  // ---- Member forms of the free functions below, this tensor first. On an lvalue they keep it;
+  // on an rvalue (a temporary, std::move) they hand it over, as the free function given
+  // std::move(x) does. ----
+// Declares `Tensor name(params) const&` and `Tensor name(params) &&`.
+#define TB_CLIENT_MEMBER(name, ...) \
+  Tensor name(__VA_ARGS__) const&;  \
+  Tensor name(__VA_ARGS__)&&
+  TB_CLIENT_MEMBER(matmul, Tensor other);
+  TB_CLIENT_MEMBER(exp);
+  TB_CLIENT_MEMBER(log);
+  TB_CLIENT_MEMBER(sqrt);
+  TB_CLIENT_MEMBER(tanh);
+  TB_CLIENT_MEMBER(abs);
+  TB_CLIENT_MEMBER(relu);
+  TB_CLIENT_MEMBER(gelu);
+  TB_CLIENT_MEMBER(sigmoid);
+  TB_CLIENT_MEMBER(cast, ir::DType dtype);
+  TB_CLIENT_MEMBER(sum);
+  TB_CLIENT_MEMBER(mean);
+  TB_CLIENT_MEMBER(max);
+  TB_CLIENT_MEMBER(min);
+  TB_CLIENT_MEMBER(sum_dim, std::int64_t dim);
+  TB_CLIENT_MEMBER(mean_dim, std::int64_t dim);
+  TB_CLIENT_MEMBER(max_dim, std::int64_t dim);
+  TB_CLIENT_MEMBER(min_dim, std::int64_t dim);
+  TB_CLIENT_MEMBER(argmax, std::int64_t dim);
+  TB_CLIENT_MEMBER(argmin, std::int64_t dim);
+  TB_CLIENT_MEMBER(reshape, Shape shape);
+  TB_CLIENT_MEMBER(slice, std::vector<Range> ranges);
+  TB_CLIENT_MEMBER(swap_dims, std::int64_t dim1, std::int64_t dim2);
+  TB_CLIENT_MEMBER(transpose);
+  TB_CLIENT_MEMBER(permute, std::vector<std::int64_t> axes);
+  TB_CLIENT_MEMBER(softmax, std::int64_t dim);
+  TB_CLIENT_MEMBER(log_softmax, std::int64_t dim);
+  TB_CLIENT_MEMBER(quantize_dynamic, const ir::QuantScheme& scheme = q8_symmetric_scheme());
+  TB_CLIENT_MEMBER(quantize, Tensor scales, const ir::QuantScheme& scheme = q8_symmetric_scheme());
+  TB_CLIENT_MEMBER(dequantize, std::optional<ir::DType> dtype = std::nullopt);
+#undef TB_CLIENT_MEMBER
 
  private:
-  friend struct detail::TensorAccess;
+  // The client's sources reach the node through detail::Access (bridge/client/node.hpp).
+  friend struct detail::Access;
+  explicit Tensor(std::shared_ptr<detail::TensorNode> node) : node_(std::move(node)) {}
+  // The dtype `data` must have to be read as T, checked with a readable error.
+  static Status check_element(const ir::TensorData& data, ir::DTypeKind want,
+                              std::size_t element_size);
+  // Sizes that are all >= 0 and, given `count`, hold exactly that many values.
+  static Status check_shape(std::string_view op, const Shape& shape,
+                            std::optional<std::size_t> count);
+
   std::shared_ptr<detail::TensorNode> node_;
 };
 
@@ -164,56 +229,50 @@ Tensor sum(Tensor x);
 Tensor mean(Tensor x);
 Tensor max(Tensor x);
 Tensor min(Tensor x);
-Tensor sum_dim(Tensor x, std::size_t dim);
-Tensor mean_dim(Tensor x, std::size_t dim);
-Tensor max_dim(Tensor x, std::size_t dim);
-Tensor min_dim(Tensor x, std::size_t dim);
+Tensor sum_dim(Tensor x, std::int64_t dim);
+Tensor mean_dim(Tensor x, std::int64_t dim);
+Tensor max_dim(Tensor x, std::int64_t dim);
+Tensor min_dim(Tensor x, std::int64_t dim);
 // Indices in the device's int dtype.
-Tensor argmax(Tensor x, std::size_t dim);
-Tensor argmin(Tensor x, std::size_t dim);
+Tensor argmax(Tensor x, std::int64_t dim);
+Tensor argmin(Tensor x, std::int64_t dim);
 
 // ---- Shape ops. ----
 // At most one -1, inferred from the element count.
-Tensor reshape(Tensor x, std::vector<std::int64_t> shape);
-// One range per leading dim; negative bounds count from the end, `end` nullopt means the end.
-// Steps must be positive.
-struct Range {
-  std::int64_t start = 0;
-  std::optional<std::int64_t> end;
-  std::int64_t step = 1;
-};
+Tensor reshape(Tensor x, Shape shape);
+// One Range per leading dim.
 Tensor slice(Tensor x, std::vector<Range> ranges);
-Tensor cat(std::vector<Tensor> tensors, std::size_t dim);
-Tensor swap_dims(Tensor x, std::size_t dim1, std::size_t dim2);
+Tensor cat(std::vector<Tensor> tensors, std::int64_t dim);
+Tensor swap_dims(Tensor x, std::int64_t dim1, std::int64_t dim2);
 // The last two dims swapped.
 Tensor transpose(Tensor x);
-Tensor permute(Tensor x, std::vector<std::size_t> axes);
+Tensor permute(Tensor x, std::vector<std::int64_t> axes);
 
 // ---- nn ops (Burn's definitions: linear weight is [in, out], layer norm over the last dim). ----
 namespace nn {
 Tensor linear(Tensor x, Tensor weight, std::optional<Tensor> bias = std::nullopt);
 struct Conv2dOptions {
-  std::array<std::uint64_t, 2> stride{1, 1};
+  std::array<std::int64_t, 2> stride{1, 1};
   // (before, after) per spatial dim.
-  std::array<std::pair<std::uint64_t, std::uint64_t>, 2> padding{};
-  std::array<std::uint64_t, 2> dilation{1, 1};
-  std::uint64_t groups = 1;
+  std::array<std::pair<std::int64_t, std::int64_t>, 2> padding{};
+  std::array<std::int64_t, 2> dilation{1, 1};
+  std::int64_t groups = 1;
 };
 // x [N, C, H, W], weight [O, C / groups, kH, kW], bias [O].
 Tensor conv2d(Tensor x, Tensor weight, std::optional<Tensor> bias = std::nullopt,
               Conv2dOptions options = {});
 struct Pool2dOptions {
-  std::array<std::uint64_t, 2> kernel{2, 2};
-  std::array<std::uint64_t, 2> stride{2, 2};
-  std::array<std::uint64_t, 2> padding{0, 0};
-  std::array<std::uint64_t, 2> dilation{1, 1};  // max pool only
+  std::array<std::int64_t, 2> kernel{2, 2};
+  std::array<std::int64_t, 2> stride{2, 2};
+  std::array<std::int64_t, 2> padding{0, 0};
+  std::array<std::int64_t, 2> dilation{1, 1};  // max pool only
   bool ceil_mode = false;
   bool count_include_pad = true;  // avg pool only
 };
 Tensor max_pool2d(Tensor x, Pool2dOptions options = {});
 Tensor avg_pool2d(Tensor x, Pool2dOptions options = {});
-Tensor softmax(Tensor x, std::size_t dim);
-Tensor log_softmax(Tensor x, std::size_t dim);
+Tensor softmax(Tensor x, std::int64_t dim);
+Tensor log_softmax(Tensor x, std::int64_t dim);
 Tensor layer_norm(Tensor x, Tensor gamma, std::optional<Tensor> beta = std::nullopt,
                   double epsilon = 1e-5);
 struct AttentionOptions {
@@ -227,9 +286,7 @@ Tensor attention(Tensor q, Tensor k, Tensor v, std::optional<Tensor> mask = std:
                  std::optional<Tensor> bias = std::nullopt, AttentionOptions options = {});
 }  // namespace nn
 
-// ---- Quantization (Float.Quantize / Float.Dequantize). ----
-// Per-tensor symmetric 8-bit, values stored one per byte: QFloat(Q8S, Native, Symmetric, F32).
-ir::QuantScheme q8_symmetric_scheme();
+// ---- Quantization (Float.Quantize / Float.Dequantize); q8_symmetric_scheme() is above. ----
 // Scales computed on the host from the values, as Burn's quantize_dynamic does for a per-tensor
 // scheme: scale = 2 * max|x| / (range of the scheme's values).
 Tensor quantize_dynamic(Tensor x, const ir::QuantScheme& scheme = q8_symmetric_scheme());
@@ -250,17 +307,13 @@ std::vector<Tensor> custom(const Device& device, std::string id, std::vector<Ten
                            std::vector<TensorSpec> outputs, std::vector<ir::ScalarIr> scalars = {});
 
 // ---- Templates. ----
-namespace detail {
-// The dtype `data` must have to be read as T, checked with a readable error.
-Status check_element(const ir::TensorData& data, ir::DTypeKind want, std::size_t element_size);
-}  // namespace detail
 
 template <class T>
 Result<std::vector<T>> Tensor::data_to_vector(const ir::TensorData& data) {
   const std::uint64_t n = ir::num_elements(data.shape);
   std::vector<T> out(n);
   if constexpr (std::is_same_v<T, bool>) {
-    TB_TRY(detail::check_element(data, ir::DTypeKind::Bool, 0));
+    TB_TRY(check_element(data, ir::DTypeKind::Bool, 0));
     const std::size_t width = data.dtype.bool_store == ir::BoolStore::U32 ? 4 : 1;
     for (std::uint64_t i = 0; i < n; ++i) {
       bool v = false;
@@ -268,17 +321,18 @@ Result<std::vector<T>> Tensor::data_to_vector(const ir::TensorData& data) {
       out[i] = v;
     }
   } else {
-    TB_TRY(detail::check_element(data, ElementDType<T>::kKind, sizeof(T)));
+    TB_TRY(check_element(data, ElementDType<T>::kKind, sizeof(T)));
     if (n) std::memcpy(out.data(), data.bytes.data(), n * sizeof(T));
   }
   return out;
 }
 
 template <class T>
-ir::TensorData Tensor::vector_to_data(const std::vector<T>& values, ir::Dims shape,
+ir::TensorData Tensor::vector_to_data(const std::vector<T>& values, Shape shape,
                                       const ir::DType& bool_dtype) {
   ir::TensorData data;
-  data.shape = shape.empty() ? ir::Dims{values.size()} : std::move(shape);
+  if (shape.empty()) shape.push_back(static_cast<std::int64_t>(values.size()));
+  data.shape.assign(shape.begin(), shape.end());
   if constexpr (std::is_same_v<T, bool>) {
     data.dtype = bool_dtype;
     const std::size_t width = bool_dtype.bool_store == ir::BoolStore::U32 ? 4 : 1;
@@ -293,13 +347,11 @@ ir::TensorData Tensor::vector_to_data(const std::vector<T>& values, ir::Dims sha
 }
 
 template <class T>
-Tensor Tensor::from_vector(const Device& device, const std::vector<T>& values, ir::Dims shape) {
+Tensor Tensor::from_vector(const Device& device, const std::vector<T>& values, Shape shape) {
   ir::DType bool_dtype = ir::DType::boolean(ir::BoolStore::Native);
   if (device.valid()) bool_dtype = device.bool_dtype();
-  if (!shape.empty() && ir::num_elements(shape) != values.size()) {
-    return failed(make_error(ErrorCode::kInvalidArgument,
-                             "from_vector: {} values do not fill a tensor of {} elements",
-                             values.size(), ir::num_elements(shape)));
+  if (!shape.empty()) {
+    if (auto s = check_shape("from_vector", shape, values.size()); !s) return failed(s.error());
   }
   return from_data(device, vector_to_data(values, std::move(shape), bool_dtype));
 }

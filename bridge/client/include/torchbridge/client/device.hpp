@@ -11,14 +11,27 @@
 #include <string_view>
 #include <vector>
 
-#include "torchbridge/ir/protocol.hpp"
+#include "torchbridge/ir/types.hpp"
 #include "torchbridge/result.hpp"
 
 namespace tb::client {
 
 namespace detail {
 class Session;
-}
+struct Access;
+}  // namespace detail
+
+// A host's address as burn-communication's Address holds it. The client's own type, so that its
+// public headers need Burn's value types (ir/types.hpp) but not the protocol's message variants.
+struct Address {
+  std::string scheme;
+  std::string host;
+  std::optional<std::uint16_t> port;
+  friend bool operator==(const Address& a, const Address& b) {
+    return a.scheme == b.scheme && a.host == b.host && a.port == b.port;
+  }
+  friend bool operator!=(const Address& a, const Address& b) { return !(a == b); }
+};
 
 struct SessionOptions {
   // TCP connect + websocket upgrade + Burn's Init exchange.
@@ -53,7 +66,7 @@ class Device {
   bool valid() const { return session_ != nullptr; }
   // "ws://host:port", as Burn displays the address; equal strings mean the same host.
   const std::string& address() const;
-  const ir::Address& peer_address() const;
+  const Address& peer_address() const;
   std::uint32_t index() const;
   // Devices the host serves, from the handshake.
   std::uint32_t device_count() const;
@@ -78,19 +91,19 @@ class Device {
   // Why the session ended, if it did.
   std::optional<Error> failure() const;
 
-  const std::shared_ptr<detail::Session>& session() const { return session_; }
   friend bool operator==(const Device& a, const Device& b) { return a.session_ == b.session_; }
   friend bool operator!=(const Device& a, const Device& b) { return a.session_ != b.session_; }
 
  private:
+  // The client's sources reach the session through detail::Access (bridge/client/node.hpp).
+  friend struct detail::Access;
   explicit Device(std::shared_ptr<detail::Session> s) : session_(std::move(s)) {}
   std::shared_ptr<detail::Session> session_;
-  friend class Tensor;
 };
 
 // Parses Burn's address forms ("ws://h:p", "h:p", "WS://h:p/x") as burn-communication does.
-Result<ir::Address> parse_address(std::string_view address);
+Result<Address> parse_address(std::string_view address);
 // "ws://host:port".
-std::string format_address(const ir::Address& address);
+std::string format_address(const Address& address);
 
 }  // namespace tb::client
