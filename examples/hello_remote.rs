@@ -1,6 +1,6 @@
 //! A Burn program that runs on a torchbridge host: start the host (`scripts/serve`), then
 //!
-//!     cargo run --release --manifest-path tests/interop/Cargo.toml --example hello_remote
+//!     scripts/cargo run --release --manifest-path tests/interop/Cargo.toml --example hello_remote
 //!
 //! It builds a small MLP with burn-nn on the remote device, runs a forward pass, takes one
 //! training step with Burn's autodiff, and compares with Burn's own CPU backend.

@@ -253,7 +253,8 @@ int serve(const ServeArgs& args) {
       << fmt::format(
              "torchbridge {} serving Burn {} remote sessions on {} (LibTorch {}; devices: {})\n"
              "Point a Burn program at it:  BURN_DEVICE=remote BURN_REMOTE_ADDRESS={} cargo run\n"
-             "(or in code: RemoteDevice::websocket(\"{}\", 0)). Ctrl-C stops the host.\n",
+             "(or in code: Device::remote_options(&RemoteHost::websocket(\"{}\")).init()). Ctrl-C "
+             "stops the host.\n",
              tb::kVersion, tb::kBurnVersion, address, tb::backend::libtorch::torch_version(),
              device_list, address, address)
       << model_list << std::flush;

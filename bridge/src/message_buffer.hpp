@@ -80,18 +80,21 @@ class MessageBuffer {
 
 namespace tb::bridge {
 
-// Bytes a message is read ahead by: what the host commits before they arrive.
+// Bytes a message is read ahead by: what the host commits before they arrive (less for a
+// message's start: most messages are small).
 inline constexpr std::size_t kReadChunk = 1 << 20;
+inline constexpr std::size_t kFirstReadChunk = 64 << 10;
 
 // Reads one whole websocket message into `buffer`, kReadChunk bytes at a time, committing memory
 // only ahead of each read. After each read `progress()` may end the read early by returning an
 // error (a budget exceeded); `done(ec)` is called once, with the message complete when !ec.
 template <class Stream, class Progress, class Done>
 void async_read_chunked(Stream& ws, MessageBuffer& buffer, Progress progress, Done done) {
-  if (!buffer.reserve_next(kReadChunk)) {
+  const std::size_t chunk = buffer.size() == 0 ? kFirstReadChunk : kReadChunk;
+  if (!buffer.reserve_next(chunk)) {
     return done(make_error_code(boost::system::errc::not_enough_memory));
   }
-  ws.async_read_some(buffer, kReadChunk,
+  ws.async_read_some(buffer, chunk,
                      [&ws, &buffer, progress = std::move(progress), done = std::move(done)](
                          boost::system::error_code ec, std::size_t) mutable {
                        if (!ec) ec = progress();

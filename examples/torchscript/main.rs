@@ -7,7 +7,7 @@
 //!
 //!     build/tests/backends/libtorch/tb_make_test_modules /tmp/tb_models
 //!     build/bridge/cli/torchbridge serve --model classifier=/tmp/tb_models/affine.pt &
-//!     cargo run --release --manifest-path tests/interop/Cargo.toml --example torchscript
+//!     scripts/cargo run --release --manifest-path tests/interop/Cargo.toml --example torchscript
 //!
 //! `BURN_REMOTE_ADDRESS` overrides the address (default ws://127.0.0.1:3000); `TB_MODEL` the
 //! custom op id (default `classifier`, the NAME given to `--model`).

@@ -23,5 +23,5 @@ done
 address="$(grep -o 'ws://[^ ]*' "$log" | head -1)"
 head -n 4 "$log"
 BURN_REMOTE_ADDRESS="$address" TB_MODEL=classifier \
-  cargo run --release --locked -j "${TB_JOBS:-1}" --manifest-path "$root/tests/interop/Cargo.toml" \
+  "$root/scripts/cargo" run --release --locked -j "${TB_JOBS:-1}" --manifest-path "$root/tests/interop/Cargo.toml" \
   --example torchscript

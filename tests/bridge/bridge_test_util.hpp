@@ -89,6 +89,16 @@ inline Task register_tensor(std::uint64_t id, TensorData data) {
 inline Task register_op(OperationIr op) {
   return RegisterOperationTask{stream(), std::move(op)};
 }
+// `count` f32 ones in tensor `id`, made on the host (no upload).
+inline Task ones(std::uint64_t id, std::uint64_t count) {
+  return register_op(make_op<OpKind::BaseFloat_Ones>(CreationOpIr{
+      TensorIr{TensorId{id}, Shape{Dims{count}}, TensorStatus::NotInit, DType(DTypeKind::F32)}}));
+}
+inline ReadTensorTask read_task(RequestId request, std::uint64_t id, std::uint64_t count) {
+  return ReadTensorTask{
+      request, stream(),
+      TensorIr{TensorId{id}, Shape{Dims{count}}, TensorStatus::ReadOnly, DType(DTypeKind::F32)}};
+}
 inline Task expose_local(const TensorIr& t, LocalTransferId id) {
   return ExposeTensorLocalTask{stream(), t, id};
 }

@@ -8,8 +8,8 @@
 #include <boost/beast/websocket.hpp>
 
 #include "backends/libtorch/op_test_util.hpp"
-#include "torchbridge/ir/codec.hpp"
 #include "data_service.hpp"
+#include "torchbridge/ir/codec.hpp"
 
 namespace tb::test {
 namespace {

@@ -33,15 +33,6 @@ std::uint64_t status_bytes(const std::string& field) {
 
 constexpr std::uint64_t kMiB = std::uint64_t{1} << 20;
 
-// `count` f32 ones in tensor `id`, made on the host (no upload).
-Task ones(std::uint64_t id, std::uint64_t count) {
-  return register_op(make_op<OpKind::BaseFloat_Ones>(CreationOpIr{out(id, {count})}));
-}
-ReadTensorTask read_task(RequestId request, std::uint64_t id, std::uint64_t count) {
-  return ReadTensorTask{request, stream(),
-                        tir(id, {count}, DTypeKind::F32, TensorStatus::ReadOnly)};
-}
-
 void expect_computes(std::uint16_t port) {
   SCOPED_TRACE("a sentinel session");
   Session s(port, 0);
@@ -71,8 +62,10 @@ TEST(HostHardening, UnreadAnswersAreBoundedAndTheSessionWaitsForItsClient) {
   std::this_thread::sleep_for(1500ms);
   const auto m = host.metrics();
   EXPECT_LE(m.held_bytes, 65 * 4 * kMiB) << "queued answers are bounded by the answer queue";
-  EXPECT_LT(status_bytes("VmRSS"), rss_before + 200 * kMiB)
-      << "answers borrow the tensor's storage";
+  if (!kAddressSanitizer) {
+    EXPECT_LT(status_bytes("VmRSS"), rss_before + 200 * kMiB)
+        << "answers borrow the tensor's storage";
+  }
   // Then every answer arrives, in order, none lost.
   for (RequestId r = 0; r < 256; ++r) {
     auto resp = c.response(20s);
@@ -267,8 +260,10 @@ TEST(HostHardening, FrameHeadersDeclaringHugeMessagesReserveNothing) {
     clients.push_back(std::move(c));
   }
   std::this_thread::sleep_for(500ms);
-  EXPECT_LT(status_bytes("VmSize"), vm_before + 1024 * kMiB)
-      << "16 headers of 1 GiB each reserved their declared sizes";
+  if (!kAddressSanitizer) {
+    EXPECT_LT(status_bytes("VmSize"), vm_before + 1024 * kMiB)
+        << "16 headers of 1 GiB each reserved their declared sizes";
+  }
   expect_computes(host.port());
 }
 

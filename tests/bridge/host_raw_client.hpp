@@ -20,6 +20,21 @@
 
 namespace tb::test {
 
+// Under AddressSanitizer the process's memory is not what a plain build's is (shadow memory, a
+// quarantine of freed blocks, its own allocator): tests that measure memory or limit the address
+// space skip those parts there.
+#if defined(__SANITIZE_ADDRESS__)
+inline constexpr bool kAddressSanitizer = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+inline constexpr bool kAddressSanitizer = true;
+#else
+inline constexpr bool kAddressSanitizer = false;
+#endif
+#else
+inline constexpr bool kAddressSanitizer = false;
+#endif
+
 class RawClient {
  public:
   struct Reply {

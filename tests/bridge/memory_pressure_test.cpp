@@ -30,18 +30,15 @@ std::uint64_t vm_size(pid_t pid) {
   return 0;
 }
 
-Task ones(std::uint64_t id, std::uint64_t count) {
-  return register_op(make_op<OpKind::BaseFloat_Ones>(CreationOpIr{out(id, {count})}));
-}
-Task read_task(RequestId request, std::uint64_t id, std::uint64_t count) {
-  return ReadTensorTask{request, stream(),
-                        tir(id, {count}, DTypeKind::F32, TensorStatus::ReadOnly)};
-}
-
 // A host whose address space is its start-up size plus `headroom`.
 class ChildHost {
  public:
   explicit ChildHost(std::uint64_t headroom) {
+    if (kAddressSanitizer) {
+      // ASan reserves terabytes of shadow memory: no address-space limit leaves it room.
+      error_ = "skip";
+      return;
+    }
     // Its start-up size first, unlimited, then the real one with the limit.
     {
       ChildServer probe(args());
@@ -98,6 +95,7 @@ class ChildHost {
 // answers where 1.5 GiB fit).
 TEST(MemoryPressure, FortyUnreadReadsOfALargeTensor) {
   ChildHost host(1536 * kMiB);
+  if (host.error() == "skip") GTEST_SKIP() << "no address-space limit under AddressSanitizer";
   ASSERT_TRUE(host.ok()) << host.error();
   RawClient c;
   ASSERT_TRUE(c.open_session(host.port(), next_session++));
@@ -117,6 +115,7 @@ TEST(MemoryPressure, FortyUnreadReadsOfALargeTensor) {
 // Finding 4: 40 ExposeTensorRemote of a 256 MiB tensor.
 TEST(MemoryPressure, FortyExposuresOfALargeTensor) {
   ChildHost host(1536 * kMiB);
+  if (host.error() == "skip") GTEST_SKIP() << "no address-space limit under AddressSanitizer";
   ASSERT_TRUE(host.ok()) << host.error();
   RawClient c;
   ASSERT_TRUE(c.open_session(host.port(), next_session++));
@@ -135,6 +134,7 @@ TEST(MemoryPressure, FortyExposuresOfALargeTensor) {
 // Finding 5: sessions each sending only a websocket header that declares a frame of 1 GiB.
 TEST(MemoryPressure, HeadersDeclaringGigabyteFrames) {
   ChildHost host(1536 * kMiB);
+  if (host.error() == "skip") GTEST_SKIP() << "no address-space limit under AddressSanitizer";
   ASSERT_TRUE(host.ok()) << host.error();
   std::vector<std::unique_ptr<RawClient>> clients;
   for (int i = 0; i < 16; ++i) {
@@ -155,6 +155,7 @@ TEST(MemoryPressure, HeadersDeclaringGigabyteFrames) {
 // Finding 1: a large read answered while memory is nearly exhausted.
 TEST(MemoryPressure, NewSessionsAndReadsWhileMemoryIsFull) {
   ChildHost host(1 * kGiB);
+  if (host.error() == "skip") GTEST_SKIP() << "no address-space limit under AddressSanitizer";
   ASSERT_TRUE(host.ok()) << host.error();
   RawClient filler;
   ASSERT_TRUE(filler.open_session(host.port(), next_session++));

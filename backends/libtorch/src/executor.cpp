@@ -153,7 +153,7 @@ LibTorchExecutor::LibTorchExecutor(at::Device device,
 
 LibTorchExecutor::~LibTorchExecutor() = default;
 
-Result<const LibTorchExecutor::Handle*> LibTorchExecutor::lookup(const ir::TensorIr& t) const {
+Result<const Handle*> LibTorchExecutor::lookup(const ir::TensorIr& t) const {
   const auto it = handles_.find(t.id.value);
   if (it == handles_.end()) {
     return make_error(ErrorCode::kNotFound,
@@ -172,7 +172,7 @@ Result<const LibTorchExecutor::Handle*> LibTorchExecutor::lookup(const ir::Tenso
 
 void LibTorchExecutor::poison(std::uint64_t id,
                               const std::shared_ptr<FailureLog::Failure>& failure) {
-  handles_[id] = Handle{at::Tensor(), failure, nullptr};
+  handles_.set(id, Handle{at::Tensor(), failure, nullptr});
 }
 
 std::shared_ptr<FailureLog::Failure> LibTorchExecutor::record(const Error& error) {
@@ -207,7 +207,7 @@ Status LibTorchExecutor::register_tensor(ir::TensorId id, const ir::TensorData& 
     poison(id.value, record(e));
     return e;
   }
-  handles_[id.value] = std::move(handle);
+  handles_.set(id.value, std::move(handle));
   return ok();
 }
 
@@ -220,7 +220,7 @@ Status LibTorchExecutor::register_alias(ir::TensorId new_id, ir::TensorId src) {
     return e;
   }
   Handle copy = it->second;  // shares the tensor (and the poison, if any)
-  handles_[new_id.value] = std::move(copy);
+  handles_.set(new_id.value, std::move(copy));
   return ok();
 }
 
@@ -439,15 +439,15 @@ Status LibTorchExecutor::execute(const ir::OperationIr& op) {
     return e;
   }
   for (auto& [t, value] : ctx.produced) {
-    handles_[t->id.value] = Handle{std::move(value), nullptr, nullptr};
+    handles_.set(t->id.value, Handle{std::move(value), nullptr, nullptr});
   }
   for (auto& [t, value] : ctx.produced_quantized) {
-    handles_[t->id.value] =
-        Handle{at::Tensor(), nullptr, std::make_shared<const quant::QTensor>(std::move(value))};
+    handles_.set(t->id.value, Handle{at::Tensor(), nullptr,
+                                     std::make_shared<const quant::QTensor>(std::move(value))});
   }
   for (auto& [id, value] : requantized) {
-    handles_[id] =
-        Handle{at::Tensor(), nullptr, std::make_shared<const quant::QTensor>(std::move(value))};
+    handles_.set(id, Handle{at::Tensor(), nullptr,
+                            std::make_shared<const quant::QTensor>(std::move(value))});
   }
   return ok();
 }
@@ -525,10 +525,10 @@ Status LibTorchExecutor::register_transferred(ir::TensorId id, const Transferabl
         poison(id.value, record(err));
         return err;
       }
-      handles_[id.value] = Handle{at::Tensor(), nullptr,
-                                  std::make_shared<const quant::QTensor>(std::move(q).value())};
+      handles_.set(id.value, Handle{at::Tensor(), nullptr,
+                                    std::make_shared<const quant::QTensor>(std::move(q).value())});
     } else {
-      handles_[id.value] = Handle{torch->tensor().to(device_), nullptr, nullptr};
+      handles_.set(id.value, Handle{torch->tensor().to(device_), nullptr, nullptr});
     }
   } catch (const std::exception& e) {
     Error err = make_error(ErrorCode::kExecution, "moving tensor #{} to {}: {}", id.value,
@@ -568,13 +568,7 @@ void LibTorchExecutor::profile_abandon(const ir::ProfileToken& token) {
 ExecutorStats LibTorchExecutor::stats() const {
   ExecutorStats s = stats_;
   s.live_tensors = handles_.size();
-  s.live_bytes = 0;
-  for (const auto& [id, h] : handles_) {
-    if (h.tensor.defined()) {
-      s.live_bytes += static_cast<std::uint64_t>(h.tensor.numel()) * h.tensor.element_size();
-    }
-    if (h.q) s.live_bytes += h.q->nbytes();
-  }
+  s.live_bytes = handles_.bytes();
   return s;
 }
 

@@ -10,6 +10,7 @@
 #include <ATen/ATen.h>
 
 #include "failure_log.hpp"
+#include "handle_table.hpp"
 #include "quant.hpp"
 #include "torchbridge/backend/backend.hpp"
 #include "torchbridge/libtorch/libtorch.hpp"
@@ -79,11 +80,6 @@ class LibTorchExecutor final : public Executor {
   const quant::QTensor* stored_quantized(std::uint64_t id) const;
 
  private:
-  struct Handle {
-    at::Tensor tensor;
-    std::shared_ptr<FailureLog::Failure> failure;  // set: the tensor is poisoned
-    std::shared_ptr<const quant::QTensor> q;  // set: a quantized tensor (`tensor` is undefined)
-  };
   class Context;
   // Per-op vectors, kept with their capacity from one op to the next (execute is never
   // re-entered), so that running a plain op allocates nothing of the executor's own.
@@ -99,7 +95,7 @@ class LibTorchExecutor final : public Executor {
   at::Device device_;
   std::shared_ptr<const CustomOpRegistry> custom_ops_;
   at::Generator generator_;
-  std::unordered_map<std::uint64_t, Handle> handles_;
+  HandleTable handles_;
   FailureLog failures_;
   std::unordered_map<std::uint64_t, std::chrono::steady_clock::time_point> windows_;
   std::uint64_t next_window_ = 1;

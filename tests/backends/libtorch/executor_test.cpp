@@ -354,3 +354,30 @@ TEST_F(Distributed_SyncCollective, IsANoOp) {
 
 }  // namespace
 }  // namespace tb::test
+
+namespace tb::test {
+namespace {
+
+// The host checks a session's bytes after every op: they are a running count, which must follow
+// every way a handle comes and goes.
+TEST_F(Executor, LiveBytesFollowRegistersAliasesOpsConsumedInputsAndDrops) {
+  const auto bytes = [&] { return exec->stats().live_bytes; };
+  ASSERT_TRUE(exec->register_tensor(TensorId{1}, make_data({4}, DTypeKind::F32, {1, 2, 3, 4})));
+  EXPECT_EQ(bytes(), 16u);
+  ASSERT_TRUE(exec->register_alias(TensorId{2}, TensorId{1}));
+  EXPECT_EQ(bytes(), 32u);
+  ASSERT_TRUE(exec->execute(make_op<OpKind::NumericFloat_AddScalar>(
+      ScalarOpIr{tir(2, {4}, DTypeKind::F32, TensorStatus::ReadWrite), ScalarIr::f(1),
+                 out(3, {4}, DTypeKind::F64)},
+      DTypeKind::F64)));
+  EXPECT_EQ(bytes(), 16u + 32u) << "the consumed alias went, the f64 output came";
+  ASSERT_TRUE(exec->register_tensor(TensorId{1}, make_data({2}, DTypeKind::F32, {1, 2})));
+  EXPECT_EQ(bytes(), 8u + 32u) << "a replaced handle gives its bytes back";
+  ASSERT_TRUE(exec->execute(make_op<OpKind::Drop_Op>(tir(3, {4}, DTypeKind::F64))));
+  ASSERT_TRUE(exec->read_tensor(tir(1, {2}, DTypeKind::F32, TensorStatus::ReadWrite)));
+  EXPECT_EQ(bytes(), 0u);
+  EXPECT_EQ(exec->stats().live_tensors, 0u);
+}
+
+}  // namespace
+}  // namespace tb::test
