@@ -18,6 +18,12 @@ std::string peer_of(const tcp::socket& s) {
   return ec ? std::string("?") : fmt::format("{}:{}", ep.address().to_string(), ep.port());
 }
 
+std::string address_of(const tcp::socket& s) {
+  boost::system::error_code ec;
+  const auto ep = s.remote_endpoint(ec);
+  return ec ? std::string("?") : ep.address().to_string();
+}
+
 bool constant_time_equal(std::string_view a, std::string_view b) {
   if (a.size() != b.size()) return false;
   unsigned char diff = 0;

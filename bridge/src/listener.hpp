@@ -40,6 +40,8 @@ class ConnectionSlot {
 
 // "address:port" of a connected socket, for log lines.
 std::string peer_of(const boost::asio::ip::tcp::socket& socket);
+// Its address alone (part of a session's transfer scope).
+std::string address_of(const boost::asio::ip::tcp::socket& socket);
 // Compares without an early exit, so timing does not reveal a token's prefix.
 bool constant_time_equal(std::string_view a, std::string_view b);
 

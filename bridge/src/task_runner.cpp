@@ -84,7 +84,9 @@ std::optional<Error> TaskRunner::over_memory_limit(std::uint64_t extra) {
   if (!limits.max_session_bytes && !limits.max_host_bytes) return std::nullopt;
   const std::uint64_t tensors = executor_->stats().live_bytes;
   std::uint64_t host_tensors = tensors;
-  if (services_.host_tensor_bytes) {
+  if (services_.host_tensor_bytes && tensors == reported_tensor_bytes_) {
+    host_tensors = services_.host_tensor_bytes->load(std::memory_order_relaxed);
+  } else if (services_.host_tensor_bytes) {
     if (tensors >= reported_tensor_bytes_) {
       host_tensors = services_.host_tensor_bytes->fetch_add(tensors - reported_tensor_bytes_) +
                      (tensors - reported_tensor_bytes_);

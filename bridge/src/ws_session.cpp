@@ -18,11 +18,6 @@ namespace websocket = beast::websocket;
 using tcp = net::ip::tcp;
 
 namespace {
-std::string address_of(const tcp::socket& s) {
-  beast::error_code ec;
-  const auto ep = s.remote_endpoint(ec);
-  return ec ? std::string("?") : ep.address().to_string();
-}
 // The host's memory account as a charge target (the host outlives its connections).
 std::shared_ptr<MemoryAccount> host_account(HostState& host) {
   return std::shared_ptr<MemoryAccount>(std::shared_ptr<MemoryAccount>(), &host.memory);

@@ -3,7 +3,6 @@
 // away, collectives naming absent devices, answers over the client's message limit, and frame
 // headers declaring huge messages. Findings that need the allocator to fail run in a child process
 // under an address-space limit (memory_pressure_test.cpp).
-#include <fstream>
 #include <string>
 
 #include <gmock/gmock.h>
@@ -19,16 +18,6 @@ using ::testing::HasSubstr;
 std::atomic<std::uint64_t> next_session{0x4a2d'0000'0000'0001};
 std::uint64_t new_session_id() {
   return next_session++;
-}
-
-// Bytes of this process in the given /proc/self/status field ("VmRSS", "VmSize").
-std::uint64_t status_bytes(const std::string& field) {
-  std::ifstream in("/proc/self/status");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind(field + ":", 0) == 0) return std::stoull(line.substr(field.size() + 1)) * 1024;
-  }
-  return 0;
 }
 
 constexpr std::uint64_t kMiB = std::uint64_t{1} << 20;

@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <fstream>
 #include <optional>
 #include <string>
 #include <thread>
@@ -150,6 +151,16 @@ class RawClient {
   boost::asio::io_context ioc_;
   boost::beast::websocket::stream<boost::beast::tcp_stream> ws_;
 };
+
+// Bytes in a /proc/<pid>/status field ("VmRSS", "VmSize") of `pid` ("self" for this process).
+inline std::uint64_t status_bytes(const std::string& field, const std::string& pid = "self") {
+  std::ifstream in("/proc/" + pid + "/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind(field + ":", 0) == 0) return std::stoull(line.substr(field.size() + 1)) * 1024;
+  }
+  return 0;
+}
 
 // Open file descriptors of this process.
 inline int open_fds() {
