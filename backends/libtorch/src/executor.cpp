@@ -61,16 +61,22 @@ struct Dequantized final : ir::OpVisitor {
 };
 }  // namespace
 
+struct Produced {
+  const ir::TensorIr* t;
+  at::Tensor value;
+  std::optional<ir::DType> held;  // set where it differs from t's declared dtype
+};
+
 class LibTorchExecutor::Context final : public OpContext, public quant::QuantIo {
  public:
   using OpContext::OpContext;
-  std::vector<std::pair<const ir::TensorIr*, at::Tensor>> produced;
+  std::vector<Produced> produced;
   std::vector<std::pair<const ir::TensorIr*, quant::QTensor>> produced_quantized;
   std::vector<std::pair<std::uint64_t, const quant::QTensor*>> quantized_inputs;
 
   bool produced_output(std::uint64_t id) const {
     for (const auto& p : produced)
-      if (p.first->id.value == id) return true;
+      if (p.t->id.value == id) return true;
     for (const auto& p : produced_quantized)
       if (p.first->id.value == id) return true;
     return false;
@@ -100,14 +106,17 @@ class LibTorchExecutor::Context final : public OpContext, public quant::QuantIo 
   }
 
  protected:
-  void store(const ir::TensorIr& t, at::Tensor value) override {
+  void store(const ir::TensorIr& t, at::Tensor value, const ir::DType& held) override {
+    std::optional<ir::DType> differs;
+    if (!(held == t.dtype)) differs = held;
     for (auto& p : produced) {
-      if (p.first->id.value == t.id.value) {
-        p.second = std::move(value);
+      if (p.t->id.value == t.id.value) {
+        p.value = std::move(value);
+        p.held = differs;
         return;
       }
     }
-    produced.emplace_back(&t, std::move(value));
+    produced.push_back(Produced{&t, std::move(value), differs});
   }
 };
 
@@ -115,7 +124,7 @@ struct LibTorchExecutor::Scratch {
   TensorIrs inputs, outputs;
   std::vector<const Handle*> resolved;
   std::vector<OpContext::Input> ctx_inputs;
-  std::vector<std::pair<const ir::TensorIr*, at::Tensor>> produced;
+  std::vector<Produced> produced;
 };
 
 namespace {
@@ -237,6 +246,7 @@ Result<ir::TensorData> LibTorchExecutor::read_tensor(const ir::TensorIr& t) {
   }
   const at::Tensor tensor = handle.value()->tensor;
   const std::shared_ptr<const quant::QTensor> q = handle.value()->q;
+  const std::optional<ir::DType> held = handle.value()->held;
   if (t.status == ir::TensorStatus::ReadWrite) handles_.erase(t.id.value);
   const at::IntArrayRef sizes = q ? q->values.sizes() : tensor.sizes();
   if (!same_shape(sizes, t.shape.dims)) {
@@ -259,7 +269,7 @@ Result<ir::TensorData> LibTorchExecutor::read_tensor(const ir::TensorIr& t) {
                         "tensor #{} holds {} values, not quantized ones; read as {}", t.id.value,
                         c10::toString(tensor.scalar_type()), quant::describe(t.dtype.scheme));
     }
-    return data_from_tensor(tensor, t.dtype);
+    return data_from_tensor(tensor, held.value_or(t.dtype));
   } catch (const std::exception& e) {
     return make_error(ErrorCode::kExecution, "reading tensor #{}: {}", t.id.value, e.what());
   }
@@ -392,7 +402,7 @@ Status LibTorchExecutor::execute(const ir::OperationIr& op) {
         if (!o->dtype.is_quantized()) continue;
         const at::Tensor* value = nullptr;
         for (const auto& p : ctx.produced)
-          if (p.first->id.value == o->id.value) value = &p.second;
+          if (p.t->id.value == o->id.value) value = &p.value;
         if (!value) continue;
         const ir::QuantScheme& scheme = o->dtype.scheme;
         Result<quant::QTensor> q = make_error(ErrorCode::kInternal, "unset");
@@ -438,8 +448,8 @@ Status LibTorchExecutor::execute(const ir::OperationIr& op) {
     for (const ir::TensorIr* o : tensors.outputs) poison(o->id.value, failure);
     return e;
   }
-  for (auto& [t, value] : ctx.produced) {
-    handles_.set(t->id.value, Handle{std::move(value), nullptr, nullptr});
+  for (auto& p : ctx.produced) {
+    handles_.set(p.t->id.value, Handle{std::move(p.value), nullptr, nullptr, p.held});
   }
   for (auto& [t, value] : ctx.produced_quantized) {
     handles_.set(t->id.value, Handle{at::Tensor(), nullptr,

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <unordered_map>
 #include <utility>
 
@@ -18,6 +19,9 @@ struct Handle {
   at::Tensor tensor;
   std::shared_ptr<FailureLog::Failure> failure;  // set: the tensor is poisoned
   std::shared_ptr<const quant::QTensor> q;       // set: a quantized tensor (`tensor` undefined)
+  // Set where the tensor holds another dtype than the IR declares (OpContext::out's `held`):
+  // reads answer in it.
+  std::optional<ir::DType> held;
 
   std::uint64_t bytes() const {
     std::uint64_t n = 0;

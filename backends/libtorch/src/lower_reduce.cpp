@@ -256,6 +256,11 @@ Status lower_int_mean_dim(OpContext& ctx, const ir::ReduceDimOpIr& p) {
 
 Status lower_arg_extremum(OpContext& ctx, const ir::ReduceDimOpIr& p, bool max) {
   TB_TRY_ASSIGN(auto index, arg_extremum(ctx, ctx.in(p.input), p.input.dtype, p.axis, max));
+  // Burn's int_argmax/int_argmin declare the input's dtype for the indices (burn-router's
+  // ReduceDimOpIr::create), but every Burn backend answers I64 (burn-flex reduce::argmax,
+  // burn-tch's Long), so Burn's host and programs see I64: answer that. The float forms name
+  // their out dtype and are honoured.
+  if (!p.input.dtype.is_float()) return ctx.out(p.out, index, ir::DType(ir::DTypeKind::I64));
   return ctx.out(p.out, index);
 }
 

@@ -22,13 +22,17 @@ std::vector<at::Tensor> OpContext::in(const std::vector<ir::TensorIr>& ts) const
 }
 
 Status OpContext::out(const ir::TensorIr& t, const at::Tensor& value) {
+  return out(t, value, t.dtype);
+}
+
+Status OpContext::out(const ir::TensorIr& t, const at::Tensor& value, const ir::DType& held) {
   if (!same_shape(value.sizes(), t.shape.dims)) {
     return make_error(ErrorCode::kInvalidArgument, "output #{} has shape {}, declared [{}]",
                       t.id.value, shape_string(value.sizes()), fmt::join(t.shape.dims, ", "));
   }
-  at::Tensor v = to_storage(value, t.dtype);
+  at::Tensor v = to_storage(value, held);
   if (v.device() != device_) v = v.to(device_);
-  store(t, std::move(v));
+  store(t, std::move(v), held);
   return ok();
 }
 

@@ -51,6 +51,10 @@ class OpContext {
 
   // Stores an output (see the rules above).
   Status out(const ir::TensorIr& t, const at::Tensor& value);
+  // Stores an output that holds `held` rather than its declared dtype, and is read back as
+  // `held`: where Burn's backends answer in a dtype of their own whatever the IR declares (Flex
+  // and burn-tch give int argmax/argmin as I64).
+  Status out(const ir::TensorIr& t, const at::Tensor& value, const ir::DType& held);
 
   // Options for creating a tensor of `dtype` on this device.
   at::TensorOptions options(const ir::DType& dtype) const {
@@ -70,8 +74,8 @@ class OpContext {
   std::vector<Input> inputs;
 
  protected:
-  // Called by out() once the value is validated and in storage form.
-  virtual void store(const ir::TensorIr& t, at::Tensor value) = 0;
+  // Called by out() once the value is validated and in the storage form of `held`.
+  virtual void store(const ir::TensorIr& t, at::Tensor value, const ir::DType& held) = 0;
 
  private:
   const ir::OperationIr& op_;
