@@ -2,6 +2,7 @@ find_package(Threads REQUIRED)
 find_package(fmt REQUIRED)
 find_package(spdlog REQUIRED)
 find_package(Boost 1.74 REQUIRED)
+find_package(OpenSSL REQUIRED)  # TLS: wss:// and https:// (bridge/net/tls.hpp)
 find_package(msgpack REQUIRED CONFIG)  # msgpack-cxx: target msgpackc-cxx
 find_package(CLI11 REQUIRED)
 

@@ -146,6 +146,7 @@ struct ServeArgs {
   std::uint32_t max_graphs = 4096;
   std::uint32_t max_connections = 1024;
   std::string auth_token_file;
+  std::string tls_cert, tls_key, tls_ca;
   std::uint64_t transfer_timeout_ms = 60000;
   std::uint64_t init_timeout_ms = 10000;
   bool exit_on_stdin_eof = false;
@@ -202,6 +203,9 @@ int serve(const ServeArgs& args) {
     }
     options.auth_token = token;
   }
+  if (!args.tls_cert.empty()) options.tls_cert_file = args.tls_cert;
+  if (!args.tls_key.empty()) options.tls_key_file = args.tls_key;
+  if (!args.tls_ca.empty()) options.tls_ca_file = args.tls_ca;
   // Host::start warns when a non-loopback address is bound without a token.
 
   auto registry = std::make_shared<tb::backend::libtorch::CustomOpRegistry>();
@@ -246,7 +250,7 @@ int serve(const ServeArgs& args) {
     device_list += fmt::format("{}{}={}", i ? ", " : "", i, devices[i]->device_name());
   }
   const std::string address = fmt::format(
-      "ws://{}:{}",
+      "{}://{}:{}", options.tls_cert_file ? "wss" : "ws",
       options.host.find(':') != std::string::npos ? "[" + options.host + "]" : options.host,
       host.port());
   std::cout
@@ -349,6 +353,15 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   serve_cmd->add_option("--auth-token-file", s.auth_token_file,
                         "File whose first line is the shared secret clients must present");
+  auto* tls_cert = serve_cmd->add_option(
+      "--tls-cert", s.tls_cert,
+      "PEM certificate chain: serve every route over TLS (wss://, https://); needs --tls-key");
+  auto* tls_key = serve_cmd->add_option("--tls-key", s.tls_key, "PEM private key of --tls-cert");
+  tls_cert->needs(tls_key);
+  tls_key->needs(tls_cert);
+  serve_cmd->add_option("--tls-ca", s.tls_ca,
+                        "PEM CA bundle trusted when downloading from wss:// hosts (transfers; "
+                        "default: the system's roots, SSL_CERT_FILE honoured)");
   serve_cmd
       ->add_option("--transfer-timeout-ms", s.transfer_timeout_ms,
                    "How long a transfer waits for its other side")

@@ -44,9 +44,8 @@ Result<Address> parse_address(std::string_view text) {
   if (a.host.empty()) {
     return make_error(ErrorCode::kInvalidArgument, "'{}' names no host", text);
   }
-  if (a.scheme != "ws") {
-    return make_error(ErrorCode::kUnsupported,
-                      "'{}': only ws:// is supported (Burn's websocket client has no TLS)", text);
+  if (a.scheme != "ws" && a.scheme != "wss") {
+    return make_error(ErrorCode::kUnsupported, "'{}': only ws:// and wss:// are spoken", text);
   }
   return a;
 }

@@ -8,6 +8,8 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/websocket.hpp>
 
+#include "net/any_stream.hpp"
+#include "net/tls.hpp"
 #include "torchbridge/ir/codec.hpp"
 
 namespace tb::client {
@@ -62,8 +64,13 @@ beast::error_code run_bounded(net::io_context& ioc, Stream& stream,
 }  // namespace
 
 struct Session::Io {
+  explicit Io(std::shared_ptr<net::ssl::context> context)
+      : tls(std::move(context)),
+        ws(tls ? tb::net::AnyStream(beast::tcp_stream(ioc), *tls)
+               : tb::net::AnyStream(beast::tcp_stream(ioc))) {}
   net::io_context ioc;
-  websocket::stream<beast::tcp_stream> ws{ioc};
+  std::shared_ptr<net::ssl::context> tls;  // set for wss://; outlives the stream
+  websocket::stream<tb::net::AnyStream> ws;
   beast::flat_buffer read_buffer;
   // IO-thread only.
   std::deque<std::shared_ptr<const std::vector<std::uint8_t>>> queue;
@@ -77,12 +84,13 @@ struct Session::Io {
   std::atomic<bool> ended_set{false};
 };
 
-Session::Session(std::string address, Address peer, std::uint32_t index, SessionOptions options)
+Session::Session(std::string address, Address peer, std::uint32_t index, SessionOptions options,
+                 std::shared_ptr<net::ssl::context> tls)
     : address_(std::move(address)),
       peer_(std::move(peer)),
       index_(index),
       options_(std::move(options)),
-      io_(std::make_unique<Io>()) {
+      io_(std::make_unique<Io>(std::move(tls))) {
   if (options_.flush_threshold == 0) options_.flush_threshold = 1;
 }
 
@@ -90,8 +98,20 @@ Result<std::shared_ptr<Session>> Session::connect(std::string_view address, std:
                                                   SessionOptions options) {
   TB_TRY_ASSIGN(auto peer, parse_address(address));
   auto display = format_address(peer);
+  std::shared_ptr<net::ssl::context> tls;
+  if (peer.scheme == "wss") {
+    auto context = tb::net::client_context(options.tls_ca_file);
+    if (!context) return with_context(context.error(), display);
+    tls = std::move(context).value();
+  } else if (!options.credential.empty() && !tb::net::is_loopback(peer.host) &&
+             options.on_warning) {
+    options.on_warning(fmt::format(
+        "{}: the credential goes over plain ws:// to another machine, readable by anyone on the "
+        "way; connect with wss:// to a host serving TLS",
+        display));
+  }
   std::shared_ptr<Session> session(
-      new Session(display, std::move(peer), index, std::move(options)));
+      new Session(display, std::move(peer), index, std::move(options), std::move(tls)));
   TB_TRY(session->open());
   return session;
 }
@@ -100,7 +120,8 @@ Status Session::open() {
   auto& io = *io_;
   const auto where = describe();
   const auto timeout = options_.connect_timeout;
-  const std::string port = peer_.port ? std::to_string(*peer_.port) : "80";
+  const bool secure = io.ws.next_layer().is_tls();
+  const std::string port = peer_.port ? std::to_string(*peer_.port) : secure ? "443" : "80";
   // Brackets of an IPv6 literal belong to the URL, not to the name the resolver takes.
   std::string host = peer_.host;
   if (host.size() > 2 && host.front() == '[' && host.back() == ']') {
@@ -116,10 +137,19 @@ Status Session::open() {
                       resolve_ec.message());
   }
   auto ec = run_bounded(io.ioc, io.ws, timeout, [&](auto done) {
-    beast::get_lowest_layer(io.ws).async_connect(endpoints, done);
+    io.ws.next_layer().lowest().async_connect(endpoints, done);
   });
   if (ec) return make_error(ErrorCode::kIo, "{}: cannot connect: {}", where, ec.message());
   beast::get_lowest_layer(io.ws).socket().set_option(tcp::no_delay(true), ec);
+  if (secure) {
+    TB_TRY(tb::net::prepare_client(io.ws.next_layer().tls(), host));
+    ec = run_bounded(io.ioc, io.ws, timeout, [&](auto done) {
+      io.ws.next_layer().tls().async_handshake(net::ssl::stream_base::client, done);
+    });
+    if (ec) {
+      return make_error(ErrorCode::kIo, "{}: TLS handshake failed: {}", where, ec.message());
+    }
+  }
 
   const std::string host_header =
       peer_.port ? fmt::format("{}:{}", peer_.host, *peer_.port) : peer_.host;

@@ -18,6 +18,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include <boost/asio/ssl/context.hpp>
+
 #include "torchbridge/client/device.hpp"
 #include "torchbridge/ir/protocol.hpp"
 
@@ -76,7 +78,8 @@ class Session {
   struct Io;
 
  private:
-  Session(std::string address, Address peer, std::uint32_t index, SessionOptions options);
+  Session(std::string address, Address peer, std::uint32_t index, SessionOptions options,
+          std::shared_ptr<boost::asio::ssl::context> tls);
   Status open();
   void flush_locked();
   void fail(Error error);

@@ -6,6 +6,7 @@
 #include "guard.hpp"
 #include "host_state.hpp"
 #include "message_buffer.hpp"
+#include "net/tls.hpp"
 #include "torchbridge/ir/codec.hpp"
 
 namespace tb::bridge {
@@ -23,10 +24,10 @@ std::vector<net::const_buffer> buffers_of(const OutFrame& frame) {
 }
 
 // ---- Serving: another host downloads a tensor this host exposed. ------------------------------
-DataConnection::DataConnection(HostState& host, tcp::socket&& socket, ConnectionSlot slot,
+DataConnection::DataConnection(HostState& host, tb::net::AnyStream&& stream, ConnectionSlot slot,
                                ConnectionSlot data_slot)
     : host_(host),
-      ws_(std::move(socket)),
+      ws_(std::move(stream)),
       timer_(ws_.get_executor()),
       slot_(std::move(slot)),
       data_slot_(std::move(data_slot)) {}
@@ -125,26 +126,45 @@ void DataConnection::close(websocket::close_code code, std::string_view reason) 
 }
 
 // ---- Downloading: this host fetches a tensor another host exposed. ---------------------------
+namespace {
+// The client side of a TLS stream's handshake; at once for a plain one.
+template <class Done>
+void tls_handshake(tb::net::AnyStream& s, Done done) {
+  if (!s.is_tls()) return done(beast::error_code{});
+  s.tls().async_handshake(net::ssl::stream_base::client, std::move(done));
+}
+}  // namespace
+
 Result<ir::TensorData> WebSocketDownloader::download(const ir::Address& peer, std::uint64_t key) {
   return download_tensor(peer, key, options_.transfer_timeout, options_.limits.max_message_bytes,
-                         &stopping_);
+                         &stopping_, tls_.get());
 }
 
 Result<ir::TensorData> download_tensor(const ir::Address& peer, std::uint64_t key,
                                        std::chrono::milliseconds timeout,
                                        std::uint64_t max_message_bytes,
-                                       const std::atomic<bool>* cancel) {
-  if (peer.scheme != "ws") {
-    return make_error(ErrorCode::kUnsupported, "cannot download from {}://: only ws is spoken",
-                      peer.scheme);
+                                       const std::atomic<bool>* cancel,
+                                       boost::asio::ssl::context* tls) {
+  if (peer.scheme != "ws" && peer.scheme != "wss") {
+    return make_error(ErrorCode::kUnsupported,
+                      "cannot download from {}://: only ws and wss are spoken", peer.scheme);
   }
+  const bool secure = peer.scheme == "wss";
   std::string host = peer.host;
   if (host.size() > 2 && host.front() == '[' && host.back() == ']')
     host = host.substr(1, host.size() - 2);
-  const std::string port = std::to_string(peer.port.value_or(80));
+  const std::string port = std::to_string(peer.port.value_or(secure ? 443 : 80));
   net::io_context ioc;
   tcp::resolver resolver(ioc);
-  websocket::stream<beast::tcp_stream> ws(ioc);
+  std::shared_ptr<net::ssl::context> system_roots;
+  if (secure && !tls) {
+    TB_TRY_ASSIGN(system_roots, tb::net::client_context(""));
+    tls = system_roots.get();
+  }
+  beast::tcp_stream tcp(ioc);
+  websocket::stream<tb::net::AnyStream> ws(secure ? tb::net::AnyStream(std::move(tcp), *tls)
+                                                  : tb::net::AnyStream(std::move(tcp)));
+  if (secure) TB_TRY(tb::net::prepare_client(ws.next_layer().tls(), host));
   // The peer's answer: memory committed as it arrives, never from the length it declares.
   MessageBuffer buffer(max_message_bytes);
   beast::error_code failure;
@@ -158,27 +178,31 @@ Result<ir::TensorData> download_tensor(const ir::Address& peer, std::uint64_t ke
       host, port, [&](beast::error_code ec, tcp::resolver::results_type results) {
         if (ec) return void(failure = ec);
         stage = "connecting";
-        beast::get_lowest_layer(ws).async_connect(
+        ws.next_layer().lowest().async_connect(
             results, [&](beast::error_code ec, const tcp::endpoint&) {
               if (ec) return void(failure = ec);
-              stage = "opening /data";
-              ws.async_handshake(peer.host + ":" + port, "/data", [&](beast::error_code ec) {
+              stage = secure ? "TLS handshake" : "opening /data";
+              tls_handshake(ws.next_layer(), [&](beast::error_code ec) {
                 if (ec) return void(failure = ec);
-                stage = "requesting";
-                ws.async_write(net::buffer(request), [&](beast::error_code ec, std::size_t) {
+                stage = "opening /data";
+                ws.async_handshake(peer.host + ":" + port, "/data", [&](beast::error_code ec) {
                   if (ec) return void(failure = ec);
-                  stage = "waiting for the tensor";
-                  async_read_chunked(
-                      ws, buffer, [] { return beast::error_code{}; },
-                      [&](beast::error_code ec) {
-                        if (ec) return void(failure = ec);
-                        stage = "done";
-                        // A closing handshake, not a bare reset: Burn's /data server panics on a
-                        // peer that drops the socket without one. Its answer is not waited for
-                        // long.
-                        beast::get_lowest_layer(ws).expires_after(std::chrono::seconds(1));
-                        ws.async_close(websocket::close_code::normal, [](beast::error_code) {});
-                      });
+                  stage = "requesting";
+                  ws.async_write(net::buffer(request), [&](beast::error_code ec, std::size_t) {
+                    if (ec) return void(failure = ec);
+                    stage = "waiting for the tensor";
+                    async_read_chunked(
+                        ws, buffer, [] { return beast::error_code{}; },
+                        [&](beast::error_code ec) {
+                          if (ec) return void(failure = ec);
+                          stage = "done";
+                          // A closing handshake, not a bare reset: Burn's /data server panics on a
+                          // peer that drops the socket without one. Its answer is not waited for
+                          // long.
+                          beast::get_lowest_layer(ws).expires_after(std::chrono::seconds(1));
+                          ws.async_close(websocket::close_code::normal, [](beast::error_code) {});
+                        });
+                  });
                 });
               });
             });

@@ -15,6 +15,7 @@
 #include <boost/beast/websocket.hpp>
 
 #include "listener.hpp"
+#include "net/any_stream.hpp"
 #include "out_frame.hpp"
 #include "torchbridge/bridge/host.hpp"
 #include "transfers.hpp"
@@ -26,7 +27,7 @@ struct HostState;
 class DataConnection : public std::enable_shared_from_this<DataConnection> {
  public:
   // `slot` counts against max_connections, `data_slot` against max_data_connections.
-  DataConnection(HostState& host, boost::asio::ip::tcp::socket&& socket, ConnectionSlot slot,
+  DataConnection(HostState& host, tb::net::AnyStream&& stream, ConnectionSlot slot,
                  ConnectionSlot data_slot);
   void run(boost::beast::http::request<boost::beast::http::string_body> req);
 
@@ -38,7 +39,7 @@ class DataConnection : public std::enable_shared_from_this<DataConnection> {
   void close(boost::beast::websocket::close_code code, std::string_view reason);
 
   HostState& host_;
-  boost::beast::websocket::stream<boost::beast::tcp_stream> ws_;
+  boost::beast::websocket::stream<tb::net::AnyStream> ws_;
   boost::asio::steady_timer timer_;
   ConnectionSlot slot_, data_slot_;
   boost::beast::flat_buffer buffer_;
@@ -51,21 +52,26 @@ class DataConnection : public std::enable_shared_from_this<DataConnection> {
 
 class WebSocketDownloader final : public Downloader {
  public:
-  WebSocketDownloader(const HostOptions& options, const std::atomic<bool>& stopping)
-      : options_(options), stopping_(stopping) {}
+  // `tls` (set by Host::start) verifies wss:// peers.
+  WebSocketDownloader(const HostOptions& options, const std::atomic<bool>& stopping,
+                      const std::shared_ptr<boost::asio::ssl::context>& tls)
+      : options_(options), stopping_(stopping), tls_(tls) {}
   Result<ir::TensorData> download(const ir::Address& peer, std::uint64_t key) override;
 
  private:
   const HostOptions& options_;
   const std::atomic<bool>& stopping_;
+  const std::shared_ptr<boost::asio::ssl::context>& tls_;
 };
 
-// Downloads one tensor from another host's `/data` route. Gives up early, with an error, once
-// `cancel` (if any) becomes true.
+// Downloads one tensor from another host's `/data` route, over TLS for a wss:// peer (verified
+// in `tls`; none: the system's roots). Gives up early, with an error, once `cancel` (if any)
+// becomes true.
 Result<ir::TensorData> download_tensor(const ir::Address& peer, std::uint64_t key,
                                        std::chrono::milliseconds timeout,
                                        std::uint64_t max_message_bytes,
-                                       const std::atomic<bool>* cancel = nullptr);
+                                       const std::atomic<bool>* cancel = nullptr,
+                                       boost::asio::ssl::context* tls = nullptr);
 
 // The segments of `frame` as Asio buffers, for one scatter-gather write.
 std::vector<boost::asio::const_buffer> buffers_of(const OutFrame& frame);

@@ -12,6 +12,7 @@
 #include "host_state.hpp"
 #include "listener.hpp"
 #include "metrics.hpp"
+#include "net/tls.hpp"
 
 namespace tb::bridge {
 
@@ -68,14 +69,28 @@ Status Host::start() {
   const auto& options = im.state.options;
   if (im.state.devices.empty())
     return make_error(ErrorCode::kInvalidArgument, "no device to serve");
+  if (options.tls_cert_file.has_value() != options.tls_key_file.has_value()) {
+    return make_error(ErrorCode::kInvalidArgument,
+                      "TLS needs both a certificate (--tls-cert) and its key (--tls-key)");
+  }
+  if (options.tls_cert_file) {
+    TB_TRY_ASSIGN(im.state.tls_server,
+                  tb::net::server_context(*options.tls_cert_file, *options.tls_key_file));
+  }
+  TB_TRY_ASSIGN(im.state.tls_client, tb::net::client_context(options.tls_ca_file.value_or("")));
   TB_TRY(im.listener.listen(options.host, options.port));
-  boost::system::error_code ec;
-  const auto address = net::ip::make_address(options.host, ec);
-  if (!ec && !address.is_loopback() && !options.auth_token) {
-    spdlog::warn(
-        "listening on {} without an auth token (--auth-token-file): anyone who reaches this "
-        "port can run code on these devices and read every tensor sent to them",
-        options.host);
+  if (!tb::net::is_loopback(options.host)) {
+    if (!options.auth_token) {
+      spdlog::warn(
+          "listening on {} without an auth token (--auth-token-file): anyone who reaches this "
+          "port can run code on these devices and read every tensor sent to them",
+          options.host);
+    } else if (!im.state.tls_server) {
+      spdlog::warn(
+          "listening on {} without TLS (--tls-cert/--tls-key): the auth token and every tensor "
+          "cross the network in the clear",
+          options.host);
+    }
   }
   im.work.emplace(im.ioc.get_executor());
   im.listener.accept();

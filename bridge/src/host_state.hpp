@@ -21,18 +21,22 @@ namespace tb::bridge {
 
 struct HostCounters {
   std::atomic<std::uint64_t> sessions_total{0}, sessions_refused{0}, tasks{0}, frames_rejected{0},
-      bytes_in{0}, bytes_out{0}, connections_refused{0}, sessions_failed{0};
+      bytes_in{0}, bytes_out{0}, connections_refused{0}, sessions_failed{0},
+      tls_handshakes_failed{0}, plain_credentials{0};
   std::atomic<std::uint32_t> connections_open{0}, data_connections_open{0};
   std::array<std::atomic<std::uint64_t>, ir::kOpKindCount> ops_by_kind{};
 };
 
 struct HostState {
   HostState(HostOptions o, std::vector<std::shared_ptr<backend::Backend>> d)
-      : options(std::move(o)), devices(std::move(d)), downloader(options, stopping) {}
+      : options(std::move(o)), devices(std::move(d)), downloader(options, stopping, tls_client) {}
 
   const HostOptions options;
   const std::vector<std::shared_ptr<backend::Backend>> devices;
   std::atomic<bool> stopping{false};
+  // Set by Host::start: the listener's (when TLS is configured) and the one downloads verify
+  // wss:// peers with.
+  std::shared_ptr<boost::asio::ssl::context> tls_server, tls_client;
   HostCounters counters;
   // Bytes held outside tensors by every session, plus messages being received.
   MemoryAccount memory;

@@ -17,11 +17,33 @@ namespace beast = boost::beast;
 namespace http = beast::http;
 namespace websocket = beast::websocket;
 
-HttpConnection::HttpConnection(HostState& host, boost::asio::ip::tcp::socket&& socket,
-                               ConnectionSlot slot)
-    : host_(host), stream_(std::move(socket)), slot_(std::move(slot)) {}
+HttpConnection::HttpConnection(HostState& host, tb::net::AnyStream&& stream, ConnectionSlot slot)
+    : host_(host), stream_(std::move(stream)), slot_(std::move(slot)) {}
 
 void HttpConnection::run() {
+  if (!stream_.is_tls()) return read();
+  // The handshake shares the request's 30 s: a client that connects and sends nothing holds its
+  // slot no longer than a plain one.
+  stream_.expires_after(std::chrono::seconds(30));
+  stream_.tls().async_handshake(
+      boost::asio::ssl::stream_base::server, [self = shared_from_this()](beast::error_code ec) {
+        if (ec) {
+          const auto n = ++self->host_.counters.tls_handshakes_failed;
+          if ((n & (n - 1)) == 0) {  // 1, 2, 4, ...: a flood must not flood the log
+            spdlog::info("{}: TLS handshake failed: {} ({} so far)",
+                         peer_of(self->stream_.socket()), ec.message(), n);
+          }
+          return;
+        }
+        guarded([&] { self->read(); },
+                [&](const std::string& what) {
+                  spdlog::error("https: {}; the connection is dropped", what);
+                  self->stream_.close();
+                });
+      });
+}
+
+void HttpConnection::read() {
   parser_.emplace();
   parser_->body_limit(4096);
   parser_->header_limit(16 * 1024);
@@ -32,8 +54,7 @@ void HttpConnection::run() {
                      guarded([&] { self->route(); },
                              [&](const std::string& what) {
                                spdlog::error("http: {}; the connection is dropped", what);
-                               beast::error_code ignored;
-                               self->stream_.socket().close(ignored);
+                               self->stream_.close();
                              });
                    });
 }
@@ -43,14 +64,15 @@ void HttpConnection::route() {
   const std::string target(req.target());
   const std::string path = target.substr(0, target.find('?'));
   if (websocket::is_upgrade(req)) {
+    // The websocket stream keeps its own timers; the HTTP read's must not close it later.
+    stream_.expires_never();
     if (path == "/session") {
       bool header_ok = false;
       if (host_.options.auth_token) {
         const auto auth = req[http::field::authorization];
         header_ok = constant_time_equal(auth, "Bearer " + *host_.options.auth_token);
       }
-      std::make_shared<SessionConnection>(host_, stream_.release_socket(), std::move(slot_),
-                                          header_ok)
+      std::make_shared<SessionConnection>(host_, std::move(stream_), std::move(slot_), header_ok)
           ->run(std::move(req));
       return;
     }
@@ -63,7 +85,7 @@ void HttpConnection::route() {
         return respond(req, http::status::service_unavailable, "text/plain",
                        "too many /data connections\n");
       }
-      std::make_shared<DataConnection>(host_, stream_.release_socket(), std::move(slot_),
+      std::make_shared<DataConnection>(host_, std::move(stream_), std::move(slot_),
                                        ConnectionSlot(host_.counters.data_connections_open))
           ->run(std::move(req));
       return;
@@ -91,6 +113,12 @@ void HttpConnection::respond(const Request& req, http::status status, std::strin
   res->prepare_payload();
   http::async_write(
       stream_, *res, [self = shared_from_this(), res](beast::error_code, std::size_t) {
+        if (self->stream_.is_tls()) {
+          // close_notify, bounded: a peer that never answers it is dropped at the expiry.
+          self->stream_.expires_after(std::chrono::seconds(5));
+          self->stream_.tls().async_shutdown([self](beast::error_code) { self->stream_.close(); });
+          return;
+        }
         beast::error_code ec;
         self->stream_.socket().shutdown(boost::asio::ip::tcp::socket::shutdown_send, ec);
       });

@@ -9,6 +9,7 @@
 #include <boost/beast/http.hpp>
 
 #include "listener.hpp"
+#include "net/any_stream.hpp"
 
 namespace tb::bridge {
 
@@ -16,17 +17,19 @@ struct HostState;
 
 class HttpConnection : public std::enable_shared_from_this<HttpConnection> {
  public:
-  HttpConnection(HostState& host, boost::asio::ip::tcp::socket&& socket, ConnectionSlot slot);
+  HttpConnection(HostState& host, tb::net::AnyStream&& stream, ConnectionSlot slot);
+  // Runs the TLS handshake (TLS hosts), then reads the request.
   void run();
 
  private:
   using Request = boost::beast::http::request<boost::beast::http::string_body>;
+  void read();
   void route();
   void respond(const Request& req, boost::beast::http::status status, std::string content_type,
                std::string body);
 
   HostState& host_;
-  boost::beast::tcp_stream stream_;
+  tb::net::AnyStream stream_;
   ConnectionSlot slot_;
   boost::beast::flat_buffer buffer_;
   std::optional<boost::beast::http::request_parser<boost::beast::http::string_body>> parser_;

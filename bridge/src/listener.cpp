@@ -10,6 +10,7 @@
 namespace tb::bridge {
 
 namespace net = boost::asio;
+namespace beast = boost::beast;
 using tcp = net::ip::tcp;
 
 std::string peer_of(const tcp::socket& s) {
@@ -54,18 +55,26 @@ std::uint16_t Listener::port() const {
 }
 
 void Listener::close() {
-  boost::system::error_code ec;
-  acceptor_.close(ec);
+  net::dispatch(acceptor_.get_executor(), [this] {
+    boost::system::error_code ec;
+    acceptor_.close(ec);
+  });
 }
 
 void Listener::accept() {
-  acceptor_.async_accept(net::make_strand(acceptor_.get_executor()),
+  // Each connection gets a strand of its own on the io_context, not one under the acceptor's.
+  acceptor_.async_accept(net::make_strand(ioc_),
                          [this](boost::system::error_code ec, tcp::socket socket) {
                            on_accept(ec, std::move(socket));
                          });
 }
 
 void Listener::on_accept(boost::system::error_code ec, tcp::socket socket) {
+  if (host_.stopping || !acceptor_.is_open()) {
+    boost::system::error_code ignored;
+    socket.close(ignored);
+    return;
+  }
   if (ec) {
     if (ec != net::error::operation_aborted && !host_.stopping) {
       spdlog::warn("accept: {}", ec.message());
@@ -92,7 +101,10 @@ void Listener::on_accept(boost::system::error_code ec, tcp::socket socket) {
           socket.close(ignored);
           return;
         }
-        std::make_shared<HttpConnection>(host_, std::move(socket),
+        beast::tcp_stream tcp(std::move(socket));
+        auto stream = host_.tls_server ? tb::net::AnyStream(std::move(tcp), *host_.tls_server)
+                                       : tb::net::AnyStream(std::move(tcp));
+        std::make_shared<HttpConnection>(host_, std::move(stream),
                                          ConnectionSlot(counters.connections_open))
             ->run();
       },

@@ -47,16 +47,20 @@ bool constant_time_equal(std::string_view a, std::string_view b);
 
 class Listener {
  public:
-  Listener(HostState& host, boost::asio::io_context& ioc) : host_(host), acceptor_(ioc) {}
+  // The acceptor lives on a strand: its handlers and close() never run at once (an accept
+  // completing while another thread closed the acceptor handed out closed sockets, in a loop).
+  Listener(HostState& host, boost::asio::io_context& ioc)
+      : host_(host), ioc_(ioc), acceptor_(boost::asio::make_strand(ioc)) {}
   Status listen(const std::string& address, std::uint16_t port);
   void accept();
-  void close();  // on the io_context's thread
+  void close();  // from any thread
   std::uint16_t port() const;
 
  private:
   void on_accept(boost::system::error_code ec, boost::asio::ip::tcp::socket socket);
 
   HostState& host_;
+  boost::asio::io_context& ioc_;
   boost::asio::ip::tcp::acceptor acceptor_;
 };
 

@@ -26,6 +26,7 @@ HostMetrics collect_metrics(const HostState& host) {
   m.connections_open = c.connections_open;
   m.data_connections_open = c.data_connections_open;
   m.connections_refused = c.connections_refused;
+  m.tls_handshakes_failed = c.tls_handshakes_failed;
   m.tasks = c.tasks;
   m.frames_rejected = c.frames_rejected;
   m.bytes_in = c.bytes_in;
@@ -62,6 +63,9 @@ std::string metrics_text(const HostState& host) {
   metric("data_connections_open", "gauge", "/data connections open.", m.data_connections_open);
   metric("connections_refused_total", "counter", "Connections closed at once: over a limit.",
          m.connections_refused);
+  metric("tls_handshakes_failed_total", "counter",
+         "Connections whose TLS handshake failed or timed out (TLS hosts only).",
+         m.tls_handshakes_failed);
   metric("live_tensors", "gauge", "Tensors held by all sessions.", m.live_tensors);
   metric("live_bytes", "gauge", "Bytes of tensors held by all sessions.", m.live_bytes);
   metric("held_bytes", "gauge",

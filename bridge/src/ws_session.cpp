@@ -5,6 +5,7 @@
 #include "data_service.hpp"
 #include "guard.hpp"
 #include "host_state.hpp"
+#include "net/tls.hpp"
 #include "torchbridge/ir/codec.hpp"
 #include "torchbridge/ir/format.hpp"
 #include "torchbridge/version.hpp"
@@ -24,10 +25,10 @@ std::shared_ptr<MemoryAccount> host_account(HostState& host) {
 }
 }  // namespace
 
-SessionConnection::SessionConnection(HostState& host, tcp::socket&& socket, ConnectionSlot slot,
-                                     bool header_authorized)
+SessionConnection::SessionConnection(HostState& host, tb::net::AnyStream&& stream,
+                                     ConnectionSlot slot, bool header_authorized)
     : host_(host),
-      ws_(std::move(socket)),
+      ws_(std::move(stream)),
       init_timer_(ws_.get_executor()),
       slot_(std::move(slot)),
       peer_(peer_of(beast::get_lowest_layer(ws_).socket())),
@@ -212,6 +213,16 @@ void SessionConnection::handshake(const ir::Bytes& bytes) {
       !constant_time_equal(init.authorization.view(), *host_.options.auth_token)) {
     return refuse({ir::RefusalKind::Unauthorized, 0},
                   "the handshake's authorization does not match the host's token");
+  }
+  if (host_.options.auth_token && !ws_.next_layer().is_tls() &&
+      !tb::net::is_loopback(peer_address_)) {
+    const auto n = ++host_.counters.plain_credentials;
+    if ((n & (n - 1)) == 0) {  // 1, 2, 4, ...
+      spdlog::warn(
+          "{}: a credential arrived over plain ws:// from another machine ({} so far): serve "
+          "with --tls-cert/--tls-key so that tokens and tensors are not sent in the clear",
+          peer_, n);
+    }
   }
   const auto device_count = static_cast<std::uint32_t>(host_.devices.size());
   if (init.device_index >= device_count) {

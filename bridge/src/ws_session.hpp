@@ -20,6 +20,7 @@
 #include "listener.hpp"
 #include "memory.hpp"
 #include "message_buffer.hpp"
+#include "net/any_stream.hpp"
 #include "session_worker.hpp"
 #include "torchbridge/ir/protocol.hpp"
 
@@ -29,7 +30,7 @@ struct HostState;
 
 class SessionConnection : public std::enable_shared_from_this<SessionConnection> {
  public:
-  SessionConnection(HostState& host, boost::asio::ip::tcp::socket&& socket, ConnectionSlot slot,
+  SessionConnection(HostState& host, tb::net::AnyStream&& stream, ConnectionSlot slot,
                     bool header_authorized);
   ~SessionConnection();
 
@@ -71,7 +72,7 @@ class SessionConnection : public std::enable_shared_from_this<SessionConnection>
   void teardown();
 
   HostState& host_;
-  boost::beast::websocket::stream<boost::beast::tcp_stream> ws_;
+  boost::beast::websocket::stream<tb::net::AnyStream> ws_;
   boost::asio::steady_timer init_timer_;
   ConnectionSlot slot_;
   std::string peer_;

@@ -211,7 +211,10 @@ TEST(ClientSession, AddressesParseAsBurnParsesThem) {
   auto v6 = client::parse_address("ws://[::1]:80");
   ASSERT_TRUE(v6);
   EXPECT_EQ(v6.value().host, "[::1]");
-  EXPECT_FALSE(client::parse_address("wss://example.org:443"));
+  auto tls = client::parse_address("WSS://example.org:443");
+  ASSERT_TRUE(tls);
+  EXPECT_EQ(client::format_address(tls.value()), "wss://example.org:443");
+  EXPECT_FALSE(client::parse_address("http://example.org:80"));
   EXPECT_FALSE(client::parse_address("ws://:3000"));
 }
 

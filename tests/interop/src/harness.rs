@@ -110,7 +110,7 @@ impl HostProcess {
         Self::start(&bin.to_string_lossy(), &all)
     }
 
-    /// Runs `bin args` and reads the `ws://` address from its first line of output.
+    /// Runs `bin args` and reads the `ws://` (or `wss://`) address from its first line of output.
     fn start(bin: &str, args: &[String]) -> Self {
         let mut child = Command::new(bin)
             .args(args)
@@ -128,7 +128,7 @@ impl HostProcess {
             .unwrap();
         let address = first
             .split_whitespace()
-            .find(|w| w.starts_with("ws://"))
+            .find(|w| w.starts_with("ws://") || w.starts_with("wss://"))
             .unwrap_or_else(|| panic!("no address in start-up line: {first}"))
             .to_string();
         // Keep draining stdout so the host never blocks on a full pipe.

@@ -64,6 +64,12 @@ struct HostOptions {
   // How long an upgraded /session connection may wait before sending its Init: websocket pings
   // alone would keep an idle, unauthorized connection open for ever.
   std::chrono::milliseconds init_timeout{10000};
+  // TLS: a PEM certificate chain and its PEM private key. Set, every route is served over TLS
+  // (wss://, https://) and plain connections fail their handshake.
+  std::optional<std::string> tls_cert_file, tls_key_file;
+  // PEM CA bundle trusted when this host downloads from a wss:// peer (transfers); none: the
+  // system's roots (OpenSSL's default paths; SSL_CERT_FILE is honoured).
+  std::optional<std::string> tls_ca_file;
 };
 
 struct HostMetrics {
@@ -74,6 +80,7 @@ struct HostMetrics {
   std::uint64_t connections_open = 0;
   std::uint64_t data_connections_open = 0;
   std::uint64_t connections_refused = 0;
+  std::uint64_t tls_handshakes_failed = 0;
   std::uint64_t live_tensors = 0;
   std::uint64_t live_bytes = 0;
   std::uint64_t held_bytes = 0;

@@ -5,6 +5,8 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -48,6 +50,15 @@ struct SessionOptions {
   std::size_t flush_bytes_threshold = std::size_t{1} << 20;
   // The handshake's credential bytes (a torchbridge host started with --auth-token-file).
   std::string credential;
+  // wss:// only: the PEM CA bundle the host's certificate must chain to; empty: the system's
+  // roots (OpenSSL's default paths; SSL_CERT_FILE and SSL_CERT_DIR are honoured). The
+  // certificate must also name the address's host.
+  std::string tls_ca_file;
+  // Told what the caller should know but that is no error (a credential about to cross the
+  // network in the clear). Default: one line on stderr; empty: silence.
+  std::function<void(const std::string&)> on_warning = [](const std::string& what) {
+    std::fprintf(stderr, "torchbridge client: warning: %s\n", what.c_str());
+  };
   // Burn picks a random session id; tests pin one to compare handshake bytes.
   std::optional<std::uint64_t> session_id;
 };
@@ -58,8 +69,9 @@ class Device {
  public:
   Device() = default;
 
-  // Connects to `address` (`ws://host:port`, or `host:port`) and opens a session on device
-  // `index` of that host. Refusals (unknown device, credential, protocol version) are errors.
+  // Connects to `address` (`ws://host:port`, `wss://host:port` for TLS, or `host:port`) and opens a
+  // session on device `index` of that host. Refusals (unknown device, credential, protocol version)
+  // are errors.
   static Result<Device> connect(std::string_view address, std::uint32_t index = 0,
                                 SessionOptions options = {});
 
