@@ -155,6 +155,16 @@ impl HostProcess {
         }
     }
 
+    /// A new host of the kind `TB_TARGET` names, for a test that needs one no other test shares:
+    /// a device's seed is that host's state, so a test that seeds and draws twice would see other
+    /// tests' draws in between on the shared host.
+    pub fn own_target() -> HostProcess {
+        match target() {
+            Target::Torchbridge => HostProcess::spawn(&[]),
+            Target::Burn => HostProcess::spawn_reference(&[]),
+        }
+    }
+
     /// Device `index` of this host, as an unmodified Burn program would open it.
     pub fn device(&self, index: usize) -> Device {
         Device::remote_options(&RemoteHost::websocket(&self.address))
