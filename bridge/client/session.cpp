@@ -285,12 +285,6 @@ std::optional<Error> Session::failure() const {
   return failure_;
 }
 
-Error Session::ended_error() const {
-  std::lock_guard lock(mutex_);
-  if (failure_) return *failure_;
-  return Error{ErrorCode::kIo, "the session was closed", describe()};
-}
-
 void Session::submit(ir::Task task) {
   std::lock_guard lock(mutex_);
   if (failure_ || closing_) return;

@@ -60,8 +60,6 @@ class Session {
 
   bool connected() const;
   std::optional<Error> failure() const;
-  // The error every call reports once the session has ended.
-  Error ended_error() const;
 
   const std::string& address() const { return address_; }
   const Address& peer_address() const { return peer_; }

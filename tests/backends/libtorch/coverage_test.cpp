@@ -5,7 +5,7 @@
 
 #include <gtest/gtest.h>
 
-#include "../../../backends/libtorch/src/lowering.hpp"
+#include "lowering.hpp"
 
 namespace tb::backend::libtorch {
 namespace {

@@ -1,4 +1,4 @@
-#include "../../../backends/libtorch/src/executor.hpp"
+#include "executor.hpp"
 
 #include <gmock/gmock.h>
 
@@ -213,9 +213,22 @@ TEST_F(Executor, SameHostTransferMovesTheTensor) {
 // ---- The misc leaves: Init, Drop, Custom -------------------------------------------------------
 
 TEST_F(Executor, SeedMakesRandomReproducible) {
+  std::uint64_t next_id = 1;
+  const auto draw = [&] {
+    const auto o = out(next_id++, {64});
+    run(make_op<OpKind::Float_Random>(RandomOpIr{o, {DistributionKind::Default, 0, 0}},
+                                      DTypeKind::F32));
+    return get(o);
+  };
   exec->seed(7);
+  const auto first = draw();
+  const auto second = draw();
+  EXPECT_NE(first, second);  // the generator moves on between draws
   exec->seed(7);
-  SUCCEED();
+  EXPECT_EQ(draw(), first);
+  EXPECT_EQ(draw(), second);
+  exec->seed(8);
+  EXPECT_NE(draw(), first);
 }
 
 class Init_Op : public OpTest {};

@@ -6,9 +6,9 @@
 
 #include <gmock/gmock.h>
 
-#include "../../../backends/libtorch/src/executor.hpp"
 #include "backends/libtorch/op_test_util.hpp"
 #include "backends/libtorch/quant_test_util.hpp"
+#include "executor.hpp"
 
 namespace tb::test {
 namespace {

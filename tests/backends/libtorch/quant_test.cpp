@@ -2,7 +2,7 @@
 // dequantized values, transfers, golden vectors from Burn itself, and quantized tensors flowing
 // into ordinary ops. The reference layout below is written from burn-std/burn-cubecl, apart from
 // backends/libtorch/src/quant.cpp.
-#include "../../../backends/libtorch/src/quant.hpp"
+#include "quant.hpp"
 
 #include <cmath>
 #include <cstring>
@@ -12,9 +12,9 @@
 
 #include <gmock/gmock.h>
 
-#include "../../../backends/libtorch/src/executor.hpp"
 #include "backends/libtorch/op_test_util.hpp"
 #include "backends/libtorch/quant_test_util.hpp"
+#include "executor.hpp"
 #include "torchbridge/ir/codec.hpp"
 
 namespace tb::test {
