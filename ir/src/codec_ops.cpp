@@ -32,9 +32,9 @@ void write_payload<UnitPayload>(Writer& w, const OpPayload&) {
   w.nil();
 }
 
-#define TB_LEAF_READER(Cat, V, P) &read_payload<P>,
-#define TB_LEAF_WRITER(Cat, V, P) &write_payload<P>,
-#define TB_LEAF_IS_UNIT(Cat, V, P) std::is_same_v<P, UnitPayload>,
+#define TB_LEAF_READER(Cat, V, P, ...) &read_payload<P>,
+#define TB_LEAF_WRITER(Cat, V, P, ...) &write_payload<P>,
+#define TB_LEAF_IS_UNIT(Cat, V, P, ...) std::is_same_v<P, UnitPayload>,
 constexpr PayloadReader kReaders[] = {TB_OP_LEAVES(TB_LEAF_READER)};
 constexpr PayloadWriter kWriters[] = {TB_OP_LEAVES(TB_LEAF_WRITER)};
 constexpr bool kUnit[] = {TB_OP_LEAVES(TB_LEAF_IS_UNIT)};

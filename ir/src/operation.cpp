@@ -25,7 +25,7 @@ struct RawLeaf {
   std::uint8_t payload_index;
 };
 
-#define TB_RAW_LEAF(Cat, V, P) \
+#define TB_RAW_LEAF(Cat, V, P, ...) \
   RawLeaf{OpCategory::Cat, #V, static_cast<std::uint8_t>(VariantIndex<P, OpPayload>::value)},
 constexpr RawLeaf kRawLeaves[] = {TB_OP_LEAVES(TB_RAW_LEAF)};
 #undef TB_RAW_LEAF

@@ -293,104 +293,150 @@ at::Tensor truth(const at::Tensor& t) {
 
 }  // namespace
 
-void register_base_ops(LoweringTable& t) {
-  using ir::BaseOp;
+Status lower_Base_Reshape(OpContext& ctx, const ir::ShapeOpIr& op) {
+  return ctx.out(op.out, ctx.in(op.input).reshape(dims_of(op.out)));
+}
 
-  t.on_base<BaseOp::Reshape>([](OpContext& ctx, const ir::ShapeOpIr& op) {
-    return ctx.out(op.out, ctx.in(op.input).reshape(dims_of(op.out)));
-  });
-  t.on_base<BaseOp::SwapDims>([](OpContext& ctx, const ir::SwapDimsOpIr& op) {
-    return ctx.out(op.out, ctx.in(op.input).transpose(static_cast<std::int64_t>(op.dim1),
-                                                      static_cast<std::int64_t>(op.dim2)));
-  });
-  t.on_base<BaseOp::Permute>([](OpContext& ctx, const ir::PermuteOpIr& op) {
-    return ctx.out(op.out, ctx.in(op.input).permute(
-                               std::vector<std::int64_t>(op.axes.begin(), op.axes.end())));
-  });
-  t.on_base<BaseOp::Flip>([](OpContext& ctx, const ir::FlipOpIr& op) {
-    const at::Tensor& in = ctx.in(op.input);
-    if (op.axes.empty()) return ctx.out(op.out, in);
-    return ctx.out(op.out, in.flip(std::vector<std::int64_t>(op.axes.begin(), op.axes.end())));
-  });
-  t.on_base<BaseOp::Expand>([](OpContext& ctx, const ir::ShapeOpIr& op) {
-    return ctx.out(op.out, ctx.in(op.input).expand(dims_of(op.out)));
-  });
-  t.on_base<BaseOp::Unfold>([](OpContext& ctx, const ir::UnfoldOpIr& op) -> Status {
-    const at::Tensor& in = ctx.in(op.input);
-    if (op.step == 0) return ctx.invalid("unfold step is 0");
-    if (op.dim >= static_cast<std::uint64_t>(in.dim())) {
-      return ctx.invalid("unfold dim {} for a tensor of rank {}", op.dim, in.dim());
-    }
-    // Burn: no window when the dim is shorter than one (ATen refuses); layout as ATen's.
-    if (static_cast<std::uint64_t>(in.size(static_cast<std::int64_t>(op.dim))) < op.size) {
-      return ctx.out(op.out, at::zeros(dims_of(op.out), in.options()));
-    }
-    return ctx.out(op.out,
-                   in.unfold(static_cast<std::int64_t>(op.dim), static_cast<std::int64_t>(op.size),
-                             static_cast<std::int64_t>(op.step)));
-  });
-  t.on_base<BaseOp::Slice>(lower_slice);
-  t.on_base<BaseOp::SliceAssign>(lower_slice_assign);
-  t.on_base<BaseOp::Select>(lower_select);
-  t.on_base<BaseOp::SelectAssign>(lower_select_assign);
-  t.on_base<BaseOp::MaskWhere>(lower_mask_where);
-  t.on_base<BaseOp::MaskFill>(lower_mask_fill);
-  t.on_base<BaseOp::Gather>(lower_gather);
-  t.on_base<BaseOp::Scatter>(lower_scatter);
-  t.on_base<BaseOp::ScatterNd>(lower_scatter_nd);
-  t.on_base<BaseOp::GatherNd>(lower_gather_nd);
-  t.on_base<BaseOp::Equal>([](OpContext& ctx, const ir::BinaryOpIr& op) {
-    return ctx.out(op.out, at::eq(ctx.in(op.lhs), ctx.in(op.rhs)));
-  });
-  t.on_base<BaseOp::NotEqual>([](OpContext& ctx, const ir::BinaryOpIr& op) {
-    return ctx.out(op.out, at::ne(ctx.in(op.lhs), ctx.in(op.rhs)));
-  });
-  t.on_base<BaseOp::EqualElem>([](OpContext& ctx, const ir::ScalarOpIr& op) {
-    const at::Tensor& lhs = ctx.in(op.lhs);
-    return ctx.out(op.out, at::eq(lhs, scalar_as(op.rhs, op.lhs.dtype, lhs.device())));
-  });
-  t.on_base<BaseOp::NotEqualElem>([](OpContext& ctx, const ir::ScalarOpIr& op) {
-    const at::Tensor& lhs = ctx.in(op.lhs);
-    return ctx.out(op.out, at::ne(lhs, scalar_as(op.rhs, op.lhs.dtype, lhs.device())));
-  });
-  t.on_base<BaseOp::RepeatDim>([](OpContext& ctx, const ir::RepeatDimOpIr& op) -> Status {
-    const at::Tensor& in = ctx.in(op.tensor);
-    if (op.dim >= static_cast<std::uint64_t>(in.dim())) {
-      return ctx.invalid("repeat dim {} for a tensor of rank {}", op.dim, in.dim());
-    }
-    std::vector<std::int64_t> reps(static_cast<std::size_t>(in.dim()), 1);
-    reps[op.dim] = static_cast<std::int64_t>(op.times);
-    return ctx.out(op.out, in.repeat(reps));
-  });
-  t.on_base<BaseOp::Cat>([](OpContext& ctx, const ir::CatOpIr& op) -> Status {
-    if (op.tensors.empty()) return ctx.invalid("cat of no tensors");
-    return ctx.out(op.out, at::cat(ctx.in(op.tensors), static_cast<std::int64_t>(op.dim)));
-  });
-  // Within one kind: ctx.out casts to the declared storage (ints wrap like Rust `as`, U16/U32 are
-  // masked back into range, U64 keeps the bit pattern).
-  t.on_base<BaseOp::Cast>(
-      [](OpContext& ctx, const ir::CastOpIr& op) { return ctx.out(op.out, ctx.in(op.input)); });
-  t.on_base<BaseOp::Empty>([](OpContext& ctx, const ir::CreationOpIr& op) {
-    return ctx.out(op.out, at::zeros(dims_of(op.out), ctx.options(op.out.dtype)));
-  });
-  t.on_base<BaseOp::Zeros>([](OpContext& ctx, const ir::CreationOpIr& op) {
-    return ctx.out(op.out, at::zeros(dims_of(op.out), ctx.options(op.out.dtype)));
-  });
-  t.on_base<BaseOp::Ones>([](OpContext& ctx, const ir::CreationOpIr& op) {
-    return ctx.out(op.out, at::ones(dims_of(op.out), ctx.options(op.out.dtype)));
-  });
-  t.on_base<BaseOp::All>([](OpContext& ctx, const ir::ReduceOpIr& op) {
-    return ctx.out(op.out, truth(ctx.in(op.input)).all().reshape(dims_of(op.out)));
-  });
-  t.on_base<BaseOp::Any>([](OpContext& ctx, const ir::ReduceOpIr& op) {
-    return ctx.out(op.out, truth(ctx.in(op.input)).any().reshape(dims_of(op.out)));
-  });
-  t.on_base<BaseOp::AllDim>([](OpContext& ctx, const ir::ReduceDimOpIr& op) {
-    return ctx.out(op.out, truth(ctx.in(op.input)).all(static_cast<std::int64_t>(op.axis), true));
-  });
-  t.on_base<BaseOp::AnyDim>([](OpContext& ctx, const ir::ReduceDimOpIr& op) {
-    return ctx.out(op.out, truth(ctx.in(op.input)).any(static_cast<std::int64_t>(op.axis), true));
-  });
+Status lower_Base_SwapDims(OpContext& ctx, const ir::SwapDimsOpIr& op) {
+  return ctx.out(op.out, ctx.in(op.input).transpose(static_cast<std::int64_t>(op.dim1),
+                                                    static_cast<std::int64_t>(op.dim2)));
+}
+
+Status lower_Base_Permute(OpContext& ctx, const ir::PermuteOpIr& op) {
+  return ctx.out(
+      op.out, ctx.in(op.input).permute(std::vector<std::int64_t>(op.axes.begin(), op.axes.end())));
+}
+
+Status lower_Base_Flip(OpContext& ctx, const ir::FlipOpIr& op) {
+  const at::Tensor& in = ctx.in(op.input);
+  if (op.axes.empty()) return ctx.out(op.out, in);
+  return ctx.out(op.out, in.flip(std::vector<std::int64_t>(op.axes.begin(), op.axes.end())));
+}
+
+Status lower_Base_Expand(OpContext& ctx, const ir::ShapeOpIr& op) {
+  return ctx.out(op.out, ctx.in(op.input).expand(dims_of(op.out)));
+}
+
+Status lower_Base_Unfold(OpContext& ctx, const ir::UnfoldOpIr& op) {
+  const at::Tensor& in = ctx.in(op.input);
+  if (op.step == 0) return ctx.invalid("unfold step is 0");
+  if (op.dim >= static_cast<std::uint64_t>(in.dim())) {
+    return ctx.invalid("unfold dim {} for a tensor of rank {}", op.dim, in.dim());
+  }
+  // Burn: no window when the dim is shorter than one (ATen refuses); layout as ATen's.
+  if (static_cast<std::uint64_t>(in.size(static_cast<std::int64_t>(op.dim))) < op.size) {
+    return ctx.out(op.out, at::zeros(dims_of(op.out), in.options()));
+  }
+  return ctx.out(op.out,
+                 in.unfold(static_cast<std::int64_t>(op.dim), static_cast<std::int64_t>(op.size),
+                           static_cast<std::int64_t>(op.step)));
+}
+
+Status lower_Base_Slice(OpContext& ctx, const ir::SliceOpIr& op) {
+  return lower_slice(ctx, op);
+}
+
+Status lower_Base_SliceAssign(OpContext& ctx, const ir::SliceAssignOpIr& op) {
+  return lower_slice_assign(ctx, op);
+}
+
+Status lower_Base_Select(OpContext& ctx, const ir::SelectOpIr& op) {
+  return lower_select(ctx, op);
+}
+
+Status lower_Base_SelectAssign(OpContext& ctx, const ir::SelectAssignOpIr& op) {
+  return lower_select_assign(ctx, op);
+}
+
+Status lower_Base_MaskWhere(OpContext& ctx, const ir::MaskWhereOpIr& op) {
+  return lower_mask_where(ctx, op);
+}
+
+Status lower_Base_MaskFill(OpContext& ctx, const ir::MaskFillOpIr& op) {
+  return lower_mask_fill(ctx, op);
+}
+
+Status lower_Base_Gather(OpContext& ctx, const ir::GatherOpIr& op) {
+  return lower_gather(ctx, op);
+}
+
+Status lower_Base_Scatter(OpContext& ctx, const ir::ScatterOpIr& op) {
+  return lower_scatter(ctx, op);
+}
+
+Status lower_Base_ScatterNd(OpContext& ctx, const ir::ScatterNdOpIr& op) {
+  return lower_scatter_nd(ctx, op);
+}
+
+Status lower_Base_GatherNd(OpContext& ctx, const ir::GatherNdOpIr& op) {
+  return lower_gather_nd(ctx, op);
+}
+
+Status lower_Base_Equal(OpContext& ctx, const ir::BinaryOpIr& op) {
+  return ctx.out(op.out, at::eq(ctx.in(op.lhs), ctx.in(op.rhs)));
+}
+
+Status lower_Base_NotEqual(OpContext& ctx, const ir::BinaryOpIr& op) {
+  return ctx.out(op.out, at::ne(ctx.in(op.lhs), ctx.in(op.rhs)));
+}
+
+Status lower_Base_EqualElem(OpContext& ctx, const ir::ScalarOpIr& op) {
+  const at::Tensor& lhs = ctx.in(op.lhs);
+  return ctx.out(op.out, at::eq(lhs, scalar_as(op.rhs, op.lhs.dtype, lhs.device())));
+}
+
+Status lower_Base_NotEqualElem(OpContext& ctx, const ir::ScalarOpIr& op) {
+  const at::Tensor& lhs = ctx.in(op.lhs);
+  return ctx.out(op.out, at::ne(lhs, scalar_as(op.rhs, op.lhs.dtype, lhs.device())));
+}
+
+Status lower_Base_RepeatDim(OpContext& ctx, const ir::RepeatDimOpIr& op) {
+  const at::Tensor& in = ctx.in(op.tensor);
+  if (op.dim >= static_cast<std::uint64_t>(in.dim())) {
+    return ctx.invalid("repeat dim {} for a tensor of rank {}", op.dim, in.dim());
+  }
+  std::vector<std::int64_t> reps(static_cast<std::size_t>(in.dim()), 1);
+  reps[op.dim] = static_cast<std::int64_t>(op.times);
+  return ctx.out(op.out, in.repeat(reps));
+}
+
+Status lower_Base_Cat(OpContext& ctx, const ir::CatOpIr& op) {
+  if (op.tensors.empty()) return ctx.invalid("cat of no tensors");
+  return ctx.out(op.out, at::cat(ctx.in(op.tensors), static_cast<std::int64_t>(op.dim)));
+}
+
+// Within one kind: ctx.out casts to the declared storage (ints wrap like Rust `as`, U16/U32 are
+// masked back into range, U64 keeps the bit pattern).
+Status lower_Base_Cast(OpContext& ctx, const ir::CastOpIr& op) {
+  return ctx.out(op.out, ctx.in(op.input));
+}
+
+Status lower_Base_Empty(OpContext& ctx, const ir::CreationOpIr& op) {
+  return ctx.out(op.out, at::zeros(dims_of(op.out), ctx.options(op.out.dtype)));
+}
+
+Status lower_Base_Zeros(OpContext& ctx, const ir::CreationOpIr& op) {
+  return ctx.out(op.out, at::zeros(dims_of(op.out), ctx.options(op.out.dtype)));
+}
+
+Status lower_Base_Ones(OpContext& ctx, const ir::CreationOpIr& op) {
+  return ctx.out(op.out, at::ones(dims_of(op.out), ctx.options(op.out.dtype)));
+}
+
+Status lower_Base_All(OpContext& ctx, const ir::ReduceOpIr& op) {
+  return ctx.out(op.out, truth(ctx.in(op.input)).all().reshape(dims_of(op.out)));
+}
+
+Status lower_Base_Any(OpContext& ctx, const ir::ReduceOpIr& op) {
+  return ctx.out(op.out, truth(ctx.in(op.input)).any().reshape(dims_of(op.out)));
+}
+
+Status lower_Base_AllDim(OpContext& ctx, const ir::ReduceDimOpIr& op) {
+  return ctx.out(op.out, truth(ctx.in(op.input)).all(static_cast<std::int64_t>(op.axis), true));
+}
+
+Status lower_Base_AnyDim(OpContext& ctx, const ir::ReduceDimOpIr& op) {
+  return ctx.out(op.out, truth(ctx.in(op.input)).any(static_cast<std::int64_t>(op.axis), true));
 }
 
 }  // namespace tb::backend::libtorch

@@ -21,7 +21,7 @@
 //   deformable convolution always runs in f32 for them, as burn-flex does.
 #include <ATen/ATen.h>
 
-#include "lowering.hpp"
+#include "lower_families.hpp"
 
 namespace tb::backend::libtorch {
 
@@ -34,10 +34,6 @@ Ints to_ints(const std::array<std::uint64_t, N>& a) {
   Ints v(N);
   for (std::size_t i = 0; i < N; ++i) v[i] = static_cast<std::int64_t>(a[i]);
   return v;
-}
-
-bool is_half(at::ScalarType t) {
-  return t == at::kHalf || t == at::kBFloat16;
 }
 
 // The type a convolution of these tensors is computed in: their promoted float type, with f16 and
@@ -513,48 +509,103 @@ Status lower_conv_transpose_weight_backward(OpContext& ctx, const Op& op) {
 
 }  // namespace
 
-void register_conv_ops(LoweringTable& t) {
-  using K = ir::OpKind;
-  const auto conv = [](OpContext& ctx, const auto& op) { return lower_conv(ctx, op); };
-  const auto x_backward = [](OpContext& ctx, const auto& op) {
-    return lower_conv_backward(ctx, op, 0);
-  };
-  const auto weight_backward = [](OpContext& ctx, const auto& op) {
-    return lower_conv_backward(ctx, op, 1);
-  };
-  const auto bias_backward = [](OpContext& ctx, const auto& op) {
-    return lower_bias_backward(ctx, op);
-  };
-  const auto transpose = [](OpContext& ctx, const auto& op) {
-    return lower_conv_transpose(ctx, op);
-  };
-  const auto transpose_weight_backward = [](OpContext& ctx, const auto& op) {
-    return lower_conv_transpose_weight_backward(ctx, op);
-  };
+Status lower_Module_Conv1d(OpContext& ctx, const ir::Conv1dOpIr& op) {
+  return lower_conv(ctx, op);
+}
 
-  t.on<K::Module_Conv1d>(conv);
-  t.on<K::Module_Conv1dXBackward>(x_backward);
-  t.on<K::Module_Conv1dWeightBackward>(weight_backward);
-  t.on<K::Module_Conv1dBiasBackward>(bias_backward);
-  t.on<K::Module_Conv2d>(conv);
-  t.on<K::Module_Conv2dXBackward>(x_backward);
-  t.on<K::Module_Conv2dWeightBackward>(weight_backward);
-  t.on<K::Module_Conv2dBiasBackward>(bias_backward);
-  t.on<K::Module_Conv3d>(conv);
-  t.on<K::Module_Conv3dXBackward>(x_backward);
-  t.on<K::Module_Conv3dWeightBackward>(weight_backward);
-  t.on<K::Module_Conv3dBiasBackward>(bias_backward);
-  t.on<K::Module_DeformableConv2d>(lower_deform_conv2d);
-  t.on<K::Module_DeformableConv2dBackward>(lower_deform_conv2d_backward);
-  t.on<K::Module_ConvTranspose1d>(transpose);
-  t.on<K::Module_ConvTranspose2d>(transpose);
-  t.on<K::Module_ConvTranspose3d>(transpose);
-  t.on<K::Module_ConvTranspose1dWeightBackward>(transpose_weight_backward);
-  t.on<K::Module_ConvTranspose1dBiasBackward>(bias_backward);
-  t.on<K::Module_ConvTranspose2dWeightBackward>(transpose_weight_backward);
-  t.on<K::Module_ConvTranspose2dBiasBackward>(bias_backward);
-  t.on<K::Module_ConvTranspose3dWeightBackward>(transpose_weight_backward);
-  t.on<K::Module_ConvTranspose3dBiasBackward>(bias_backward);
+Status lower_Module_Conv1dXBackward(OpContext& ctx, const ir::Conv1dXBackwardOpIr& op) {
+  return lower_conv_backward(ctx, op, 0);
+}
+
+Status lower_Module_Conv1dWeightBackward(OpContext& ctx, const ir::Conv1dWeightBackwardOpIr& op) {
+  return lower_conv_backward(ctx, op, 1);
+}
+
+Status lower_Module_Conv1dBiasBackward(OpContext& ctx, const ir::Conv1dBiasBackwardOpIr& op) {
+  return lower_bias_backward(ctx, op);
+}
+
+Status lower_Module_Conv2d(OpContext& ctx, const ir::Conv2dOpIr& op) {
+  return lower_conv(ctx, op);
+}
+
+Status lower_Module_Conv2dXBackward(OpContext& ctx, const ir::Conv2dXBackwardOpIr& op) {
+  return lower_conv_backward(ctx, op, 0);
+}
+
+Status lower_Module_Conv2dWeightBackward(OpContext& ctx, const ir::Conv2dWeightBackwardOpIr& op) {
+  return lower_conv_backward(ctx, op, 1);
+}
+
+Status lower_Module_Conv2dBiasBackward(OpContext& ctx, const ir::Conv2dBiasBackwardOpIr& op) {
+  return lower_bias_backward(ctx, op);
+}
+
+Status lower_Module_Conv3d(OpContext& ctx, const ir::Conv3dOpIr& op) {
+  return lower_conv(ctx, op);
+}
+
+Status lower_Module_Conv3dXBackward(OpContext& ctx, const ir::Conv3dXBackwardOpIr& op) {
+  return lower_conv_backward(ctx, op, 0);
+}
+
+Status lower_Module_Conv3dWeightBackward(OpContext& ctx, const ir::Conv3dWeightBackwardOpIr& op) {
+  return lower_conv_backward(ctx, op, 1);
+}
+
+Status lower_Module_Conv3dBiasBackward(OpContext& ctx, const ir::Conv3dBiasBackwardOpIr& op) {
+  return lower_bias_backward(ctx, op);
+}
+
+Status lower_Module_DeformableConv2d(OpContext& ctx, const ir::DeformConv2dOpIr& op) {
+  return lower_deform_conv2d(ctx, op);
+}
+
+Status lower_Module_DeformableConv2dBackward(OpContext& ctx,
+                                             const ir::DeformConv2dBackwardOpIr& op) {
+  return lower_deform_conv2d_backward(ctx, op);
+}
+
+Status lower_Module_ConvTranspose1d(OpContext& ctx, const ir::ConvTranspose1dOpIr& op) {
+  return lower_conv_transpose(ctx, op);
+}
+
+Status lower_Module_ConvTranspose2d(OpContext& ctx, const ir::ConvTranspose2dOpIr& op) {
+  return lower_conv_transpose(ctx, op);
+}
+
+Status lower_Module_ConvTranspose3d(OpContext& ctx, const ir::ConvTranspose3dOpIr& op) {
+  return lower_conv_transpose(ctx, op);
+}
+
+Status lower_Module_ConvTranspose1dWeightBackward(OpContext& ctx,
+                                                  const ir::ConvTranspose1dWeightBackwardOpIr& op) {
+  return lower_conv_transpose_weight_backward(ctx, op);
+}
+
+Status lower_Module_ConvTranspose1dBiasBackward(OpContext& ctx,
+                                                const ir::ConvTranspose1dBiasBackwardOpIr& op) {
+  return lower_bias_backward(ctx, op);
+}
+
+Status lower_Module_ConvTranspose2dWeightBackward(OpContext& ctx,
+                                                  const ir::ConvTranspose2dWeightBackwardOpIr& op) {
+  return lower_conv_transpose_weight_backward(ctx, op);
+}
+
+Status lower_Module_ConvTranspose2dBiasBackward(OpContext& ctx,
+                                                const ir::ConvTranspose2dBiasBackwardOpIr& op) {
+  return lower_bias_backward(ctx, op);
+}
+
+Status lower_Module_ConvTranspose3dWeightBackward(OpContext& ctx,
+                                                  const ir::ConvTranspose3dWeightBackwardOpIr& op) {
+  return lower_conv_transpose_weight_backward(ctx, op);
+}
+
+Status lower_Module_ConvTranspose3dBiasBackward(OpContext& ctx,
+                                                const ir::ConvTranspose3dBiasBackwardOpIr& op) {
+  return lower_bias_backward(ctx, op);
 }
 
 }  // namespace tb::backend::libtorch

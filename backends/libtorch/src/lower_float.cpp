@@ -2,13 +2,12 @@
 // casts to int, matmul, cross, random sampling and grid sampling, with burn-flex's semantics.
 //
 // Half-precision inputs (f16 / bf16) are widened to f32 for the computation and rounded once when
-// stored, as burn-flex does (its kernels compute f16/bf16 math in f32); ATen lacks several half
-// kernels on CPU anyway.
+// stored (lower_families.hpp). The element-wise rows are families, registered from the table.
 #include <cmath>
 #include <cstdint>
 #include <limits>
 
-#include "lowering.hpp"
+#include "lower_families.hpp"
 
 namespace tb::backend::libtorch {
 
@@ -16,44 +15,6 @@ namespace {
 
 using ir::DTypeKind;
 using ir::OpKind;
-
-bool is_half(at::ScalarType st) {
-  return st == at::kHalf || st == at::kBFloat16;
-}
-
-// f16 / bf16 are computed in f32 and rounded once by ctx.out().
-at::Tensor widen(const at::Tensor& t) {
-  return is_half(t.scalar_type()) ? t.to(at::kFloat) : t;
-}
-
-// The type two float operands are computed in (f64 if either is f64, f32 otherwise).
-at::ScalarType compute_type(const at::Tensor& a, const at::Tensor& b) {
-  const at::ScalarType st = at::promote_types(a.scalar_type(), b.scalar_type());
-  return is_half(st) || !at::isFloatingType(st) ? at::kFloat : st;
-}
-
-// A 0-dim tensor holding `v` with t's dtype and device (avoids relying on where()'s promotion
-// of Scalar operands, which differs between LibTorch versions).
-at::Tensor scalar_like(const at::Scalar& v, const at::Tensor& t) {
-  return at::scalar_tensor(v, t.options());
-}
-
-template <OpKind K, class F>
-void unary(LoweringTable& t, F f) {
-  t.on<K>([f](OpContext& ctx, const ir::UnaryOpIr& op) -> Status {
-    return ctx.out(op.out, f(widen(ctx.in(op.input))));
-  });
-}
-
-template <OpKind K, class F>
-void binary(LoweringTable& t, F f) {
-  t.on<K>([f](OpContext& ctx, const ir::BinaryOpIr& op) -> Status {
-    const at::Tensor& lhs = ctx.in(op.lhs);
-    const at::Tensor& rhs = ctx.in(op.rhs);
-    const at::ScalarType st = compute_type(lhs, rhs);
-    return ctx.out(op.out, f(lhs.to(st), rhs.to(st)));
-  });
-}
 
 // ---- PowfScalar --------------------------------------------------------------------------------
 
@@ -366,50 +327,28 @@ Status lower_grid_sample(OpContext& ctx, const ir::GridSample2dOpIr& op) {
 
 }  // namespace
 
-void register_float_ops(LoweringTable& t) {
-  unary<OpKind::Float_Exp>(t, [](const at::Tensor& x) { return at::exp(x); });
-  unary<OpKind::Float_Log>(t, [](const at::Tensor& x) { return at::log(x); });
-  unary<OpKind::Float_Log1p>(t, [](const at::Tensor& x) { return at::log1p(x); });
-  unary<OpKind::Float_Erf>(t, [](const at::Tensor& x) { return at::erf(x); });
-  unary<OpKind::Float_Sqrt>(t, [](const at::Tensor& x) { return at::sqrt(x); });
-  unary<OpKind::Float_Cos>(t, [](const at::Tensor& x) { return at::cos(x); });
-  unary<OpKind::Float_Cosh>(t, [](const at::Tensor& x) { return at::cosh(x); });
-  unary<OpKind::Float_Sin>(t, [](const at::Tensor& x) { return at::sin(x); });
-  unary<OpKind::Float_Sinh>(t, [](const at::Tensor& x) { return at::sinh(x); });
-  unary<OpKind::Float_Tan>(t, [](const at::Tensor& x) { return at::tan(x); });
-  unary<OpKind::Float_Tanh>(t, [](const at::Tensor& x) { return at::tanh(x); });
-  unary<OpKind::Float_ArcCos>(t, [](const at::Tensor& x) { return at::acos(x); });
-  unary<OpKind::Float_ArcCosh>(t, [](const at::Tensor& x) { return at::acosh(x); });
-  unary<OpKind::Float_ArcSin>(t, [](const at::Tensor& x) { return at::asin(x); });
-  unary<OpKind::Float_ArcSinh>(t, [](const at::Tensor& x) { return at::asinh(x); });
-  unary<OpKind::Float_ArcTan>(t, [](const at::Tensor& x) { return at::atan(x); });
-  unary<OpKind::Float_ArcTanh>(t, [](const at::Tensor& x) { return at::atanh(x); });
-  // Round half to even (burn-flex round_ties_even), which is what at::round does.
-  unary<OpKind::Float_Round>(t, [](const at::Tensor& x) { return at::round(x); });
-  unary<OpKind::Float_Floor>(t, [](const at::Tensor& x) { return at::floor(x); });
-  unary<OpKind::Float_Ceil>(t, [](const at::Tensor& x) { return at::ceil(x); });
-  unary<OpKind::Float_Trunc>(t, [](const at::Tensor& x) { return at::trunc(x); });
-  unary<OpKind::Float_Recip>(t, [](const at::Tensor& x) { return at::reciprocal(x); });
-  unary<OpKind::Float_IsNan>(t, [](const at::Tensor& x) { return at::isnan(x); });
-  unary<OpKind::Float_IsInf>(t, [](const at::Tensor& x) { return at::isinf(x); });
+Status lower_Float_PowfScalar(OpContext& ctx, const ir::ScalarOpIr& op) {
+  return ctx.out(op.out, powf_scalar(widen(ctx.in(op.lhs)), op.rhs));
+}
 
-  binary<OpKind::Float_ArcTan2>(
-      t, [](const at::Tensor& y, const at::Tensor& x) { return at::atan2(y, x); });
-  binary<OpKind::Float_Powf>(
-      t, [](const at::Tensor& a, const at::Tensor& b) { return at::pow(a, b); });
-  binary<OpKind::Float_Hypot>(
-      t, [](const at::Tensor& a, const at::Tensor& b) { return at::hypot(a, b); });
+Status lower_Float_IntoInt(OpContext& ctx, const ir::CastOpIr& op) {
+  return lower_into_int(ctx, op);
+}
 
-  t.on<OpKind::Float_PowfScalar>([](OpContext& ctx, const ir::ScalarOpIr& op) -> Status {
-    return ctx.out(op.out, powf_scalar(widen(ctx.in(op.lhs)), op.rhs));
-  });
-  t.on<OpKind::Float_IntoInt>(lower_into_int);
-  t.on<OpKind::Float_Matmul>(lower_matmul);
-  t.on<OpKind::Float_Cross>(lower_cross);
-  t.on<OpKind::Float_Random>(lower_random);
-  t.on<OpKind::Float_GridSample2d>(lower_grid_sample);
-  t.limit(OpKind::Float_GridSample2d,
-          "modes Nearest, Bilinear, Bicubic (ATen's); NearestExact and Lanczos3 answer an error");
+Status lower_Float_Matmul(OpContext& ctx, const ir::MatmulOpIr& op) {
+  return lower_matmul(ctx, op);
+}
+
+Status lower_Float_Cross(OpContext& ctx, const ir::CrossOpIr& op) {
+  return lower_cross(ctx, op);
+}
+
+Status lower_Float_Random(OpContext& ctx, const ir::RandomOpIr& op) {
+  return lower_random(ctx, op);
+}
+
+Status lower_Float_GridSample2d(OpContext& ctx, const ir::GridSample2dOpIr& op) {
+  return lower_grid_sample(ctx, op);
 }
 
 }  // namespace tb::backend::libtorch

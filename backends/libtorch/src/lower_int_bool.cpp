@@ -7,7 +7,7 @@
 
 #include <ATen/ExpandUtils.h>
 
-#include "lowering.hpp"
+#include "lower_families.hpp"
 
 namespace tb::backend::libtorch {
 
@@ -32,10 +32,6 @@ int bit_width(const ir::DType& d) {
   }
 }
 
-at::Tensor scalar_like(const at::Scalar& v, const at::Tensor& t) {
-  return at::scalar_tensor(v, t.options());
-}
-
 // The bits of a U64 (stored as int64) shifted right by one without sign extension.
 at::Tensor logical_shift_right_1(const at::Tensor& x) {
   return at::bitwise_right_shift(x, scalar_like(std::int64_t{1}, x))
@@ -57,23 +53,6 @@ at::Tensor int_to_float(const at::Tensor& x, const ir::DType& in, const ir::DTyp
 }
 
 // ---- Bitwise -----------------------------------------------------------------------------------
-
-template <OpKind K, class F>
-void bitwise_binary(LoweringTable& t, F f) {
-  t.on<K>([f](OpContext& ctx, const ir::BinaryOpIr& op) -> Status {
-    // int64 holds every int dtype's bits (sign- or zero-extended); out() truncates / masks back.
-    return ctx.out(op.out, f(ctx.in(op.lhs).to(at::kLong), ctx.in(op.rhs).to(at::kLong)));
-  });
-}
-
-template <OpKind K, class F>
-void bitwise_scalar(LoweringTable& t, F f) {
-  t.on<K>([f](OpContext& ctx, const ir::ScalarOpIr& op) -> Status {
-    // burn-flex widens to i64 and casts back (U64: the scalar's u64 bits, which as_int keeps).
-    const at::Tensor x = ctx.in(op.lhs).to(at::kLong);
-    return ctx.out(op.out, f(x, scalar_like(op.rhs.as_int(), x)));
-  });
-}
 
 // burn-flex int_shift: Rust wrapping_shl / wrapping_shr on the dtype's own width — the amount is
 // masked to width − 1 (so negative or too-large amounts wrap around), left shifts drop the bits
@@ -139,76 +118,61 @@ Status lower_int_matmul(OpContext& ctx, const ir::MatmulOpIr& op) {
 
 }  // namespace
 
-void register_int_bool_ops(LoweringTable& t) {
-  // ---- Int ----
-  t.on<OpKind::Int_IntoFloat>([](OpContext& ctx, const ir::CastOpIr& op) -> Status {
-    if (!op.out.dtype.is_float()) {
-      return ctx.invalid("IntoFloat to {}, which is not a float dtype", op.out.dtype.name());
-    }
-    return ctx.out(op.out, int_to_float(ctx.in(op.input), op.input.dtype, op.out.dtype));
-  });
-  bitwise_binary<OpKind::Int_BitwiseAnd>(
-      t, [](const at::Tensor& a, const at::Tensor& b) { return at::bitwise_and(a, b); });
-  bitwise_binary<OpKind::Int_BitwiseOr>(
-      t, [](const at::Tensor& a, const at::Tensor& b) { return at::bitwise_or(a, b); });
-  bitwise_binary<OpKind::Int_BitwiseXor>(
-      t, [](const at::Tensor& a, const at::Tensor& b) { return at::bitwise_xor(a, b); });
-  bitwise_scalar<OpKind::Int_BitwiseAndScalar>(
-      t, [](const at::Tensor& a, const at::Tensor& b) { return at::bitwise_and(a, b); });
-  bitwise_scalar<OpKind::Int_BitwiseOrScalar>(
-      t, [](const at::Tensor& a, const at::Tensor& b) { return at::bitwise_or(a, b); });
-  bitwise_scalar<OpKind::Int_BitwiseXorScalar>(
-      t, [](const at::Tensor& a, const at::Tensor& b) { return at::bitwise_xor(a, b); });
-  // On the storage type; out() masks U16/U32 back into range (~x of a u8 in kByte is exact).
-  t.on<OpKind::Int_BitwiseNot>([](OpContext& ctx, const ir::UnaryOpIr& op) -> Status {
-    return ctx.out(op.out, at::bitwise_not(ctx.in(op.input)));
-  });
-  t.on<OpKind::Int_BitwiseLeftShift>([](OpContext& ctx, const ir::BinaryOpIr& op) -> Status {
-    return ctx.out(op.out, shift(ctx.in(op.lhs), ctx.in(op.rhs), op.out.dtype, true));
-  });
-  t.on<OpKind::Int_BitwiseRightShift>([](OpContext& ctx, const ir::BinaryOpIr& op) -> Status {
-    return ctx.out(op.out, shift(ctx.in(op.lhs), ctx.in(op.rhs), op.out.dtype, false));
-  });
-  t.on<OpKind::Int_BitwiseLeftShiftScalar>([](OpContext& ctx, const ir::ScalarOpIr& op) -> Status {
-    const at::Tensor& x = ctx.in(op.lhs);
-    return ctx.out(op.out,
-                   shift(x, at::scalar_tensor(op.rhs.as_int(), x.options().dtype(at::kLong)),
-                         op.out.dtype, true));
-  });
-  t.on<OpKind::Int_BitwiseRightShiftScalar>([](OpContext& ctx, const ir::ScalarOpIr& op) -> Status {
-    const at::Tensor& x = ctx.in(op.lhs);
-    return ctx.out(op.out,
-                   shift(x, at::scalar_tensor(op.rhs.as_int(), x.options().dtype(at::kLong)),
-                         op.out.dtype, false));
-  });
-  t.on<OpKind::Int_Matmul>(lower_int_matmul);
+// ---- Int ----
+Status lower_Int_IntoFloat(OpContext& ctx, const ir::CastOpIr& op) {
+  if (!op.out.dtype.is_float()) {
+    return ctx.invalid("IntoFloat to {}, which is not a float dtype", op.out.dtype.name());
+  }
+  return ctx.out(op.out, int_to_float(ctx.in(op.input), op.input.dtype, op.out.dtype));
+}
 
-  // ---- Bool ----
-  // Bool inputs are kBool whatever their store; out() gives 1 / 0 in the declared dtype.
-  t.on<OpKind::Bool_IntoFloat>([](OpContext& ctx, const ir::CastOpIr& op) -> Status {
-    if (!op.out.dtype.is_float()) {
-      return ctx.invalid("IntoFloat to {}, which is not a float dtype", op.out.dtype.name());
-    }
-    return ctx.out(op.out, ctx.in(op.input).ne(0));
-  });
-  t.on<OpKind::Bool_IntoInt>([](OpContext& ctx, const ir::CastOpIr& op) -> Status {
-    if (!op.out.dtype.is_int() && !op.out.dtype.is_uint()) {
-      return ctx.invalid("IntoInt to {}, which is not an integer dtype", op.out.dtype.name());
-    }
-    return ctx.out(op.out, ctx.in(op.input).ne(0));
-  });
-  t.on<OpKind::Bool_Not>([](OpContext& ctx, const ir::UnaryOpIr& op) -> Status {
-    return ctx.out(op.out, at::logical_not(ctx.in(op.input)));
-  });
-  t.on<OpKind::Bool_And>([](OpContext& ctx, const ir::BinaryOpIr& op) -> Status {
-    return ctx.out(op.out, at::logical_and(ctx.in(op.lhs), ctx.in(op.rhs)));
-  });
-  t.on<OpKind::Bool_Or>([](OpContext& ctx, const ir::BinaryOpIr& op) -> Status {
-    return ctx.out(op.out, at::logical_or(ctx.in(op.lhs), ctx.in(op.rhs)));
-  });
-  t.on<OpKind::Bool_Xor>([](OpContext& ctx, const ir::BinaryOpIr& op) -> Status {
-    return ctx.out(op.out, at::logical_xor(ctx.in(op.lhs), ctx.in(op.rhs)));
-  });
+// On the storage type; out() masks U16/U32 back into range (~x of a u8 in kByte is exact).
+Status lower_Int_BitwiseNot(OpContext& ctx, const ir::UnaryOpIr& op) {
+  return ctx.out(op.out, at::bitwise_not(ctx.in(op.input)));
+}
+
+Status lower_Int_BitwiseLeftShift(OpContext& ctx, const ir::BinaryOpIr& op) {
+  return ctx.out(op.out, shift(ctx.in(op.lhs), ctx.in(op.rhs), op.out.dtype, true));
+}
+
+Status lower_Int_BitwiseRightShift(OpContext& ctx, const ir::BinaryOpIr& op) {
+  return ctx.out(op.out, shift(ctx.in(op.lhs), ctx.in(op.rhs), op.out.dtype, false));
+}
+
+Status lower_Int_BitwiseLeftShiftScalar(OpContext& ctx, const ir::ScalarOpIr& op) {
+  const at::Tensor& x = ctx.in(op.lhs);
+  return ctx.out(op.out, shift(x, at::scalar_tensor(op.rhs.as_int(), x.options().dtype(at::kLong)),
+                               op.out.dtype, true));
+}
+
+Status lower_Int_BitwiseRightShiftScalar(OpContext& ctx, const ir::ScalarOpIr& op) {
+  const at::Tensor& x = ctx.in(op.lhs);
+  return ctx.out(op.out, shift(x, at::scalar_tensor(op.rhs.as_int(), x.options().dtype(at::kLong)),
+                               op.out.dtype, false));
+}
+
+Status lower_Int_Matmul(OpContext& ctx, const ir::MatmulOpIr& op) {
+  return lower_int_matmul(ctx, op);
+}
+
+// ---- Bool ----
+// Bool inputs are kBool whatever their store; out() gives 1 / 0 in the declared dtype.
+Status lower_Bool_IntoFloat(OpContext& ctx, const ir::CastOpIr& op) {
+  if (!op.out.dtype.is_float()) {
+    return ctx.invalid("IntoFloat to {}, which is not a float dtype", op.out.dtype.name());
+  }
+  return ctx.out(op.out, ctx.in(op.input).ne(0));
+}
+
+Status lower_Bool_IntoInt(OpContext& ctx, const ir::CastOpIr& op) {
+  if (!op.out.dtype.is_int() && !op.out.dtype.is_uint()) {
+    return ctx.invalid("IntoInt to {}, which is not an integer dtype", op.out.dtype.name());
+  }
+  return ctx.out(op.out, ctx.in(op.input).ne(0));
+}
+
+Status lower_Bool_Not(OpContext& ctx, const ir::UnaryOpIr& op) {
+  return ctx.out(op.out, at::logical_not(ctx.in(op.input)));
 }
 
 }  // namespace tb::backend::libtorch

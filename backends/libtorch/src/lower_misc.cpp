@@ -57,22 +57,29 @@ const CustomOpRegistry& builtin_custom_ops() {
   return builtins.registry;
 }
 
-void register_misc_ops(LoweringTable& t) {
-  // Handled before dispatch by the executor; registered so the tables show them lowered.
-  t.on<ir::OpKind::Init_Op>([](OpContext&, const ir::InitOperationIr&) { return ok(); });
-  t.on<ir::OpKind::Drop_Op>([](OpContext&, const ir::TensorIr&) { return ok(); });
-  t.on<ir::OpKind::Custom_Op>(lower_custom);
-  // Collectives span the sessions of several devices: the host runs them
-  // (bridge/src/collective.cpp) and never hands them to a single executor.
-  t.on<ir::OpKind::Distributed_AllReduce>([](OpContext& ctx, const ir::AllReduceOpIr&) -> Status {
-    return ctx.unsupported(
-        "all_reduce is coordinated by the host across its devices; a lone "
-        "executor cannot run it");
-  });
-  t.limit(ir::OpKind::Distributed_AllReduce,
-          "run by the host across the devices it serves (sessions of one host only)");
-  t.on<ir::OpKind::Distributed_SyncCollective>(
-      [](OpContext&, const ir::UnitPayload&) { return ok(); });
+// Handled before dispatch by the executor; registered so the tables show them lowered.
+Status lower_Init_Op(OpContext&, const ir::InitOperationIr&) {
+  return ok();
+}
+
+Status lower_Drop_Op(OpContext&, const ir::TensorIr&) {
+  return ok();
+}
+
+Status lower_Custom_Op(OpContext& ctx, const ir::CustomOpIr& op) {
+  return lower_custom(ctx, op);
+}
+
+// Collectives span the sessions of several devices: the host runs them
+// (bridge/src/collective.cpp) and never hands them to a single executor.
+Status lower_Distributed_AllReduce(OpContext& ctx, const ir::AllReduceOpIr&) {
+  return ctx.unsupported(
+      "all_reduce is coordinated by the host across its devices; a lone "
+      "executor cannot run it");
+}
+
+Status lower_Distributed_SyncCollective(OpContext&, const ir::UnitPayload&) {
+  return ok();
 }
 
 }  // namespace tb::backend::libtorch

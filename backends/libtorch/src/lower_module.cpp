@@ -28,7 +28,7 @@
 
 #include <ATen/ATen.h>
 
-#include "lowering.hpp"
+#include "lower_families.hpp"
 
 namespace tb::backend::libtorch {
 
@@ -40,16 +40,9 @@ using Sizes = std::vector<std::int64_t>;
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kPi = 3.14159265358979323846;
 
-bool is_half(const Tensor& t) {
-  return t.scalar_type() == at::kHalf || t.scalar_type() == at::kBFloat16;
-}
-// f16/bf16 -> f32 everywhere (numerically sensitive ops).
-Tensor wide(const Tensor& t) {
-  return is_half(t) ? t.to(at::kFloat) : t;
-}
 // f16/bf16 -> f32 on CPU (ATen CPU kernels without half support).
 Tensor cpu_wide(const Tensor& t) {
-  return t.device().is_cpu() ? wide(t) : t;
+  return t.device().is_cpu() ? widen(t) : t;
 }
 // `t` in the floating type `like` computes in.
 Tensor same_type(const Tensor& t, const Tensor& like) {
@@ -75,7 +68,7 @@ std::vector<std::int64_t> host_longs(const Tensor& t) {
 // BatchNorm, LayerNorm
 
 Status lower_batch_norm(OpContext& ctx, const ir::BatchNormOpIr& op) {
-  const auto x = wide(ctx.in(op.x));
+  const auto x = widen(ctx.in(op.x));
   if (x.dim() < 2) return ctx.invalid("batch_norm needs an input of rank >= 2, got {}", x.dim());
   Sizes per_channel(x.dim(), 1);
   per_channel[1] = x.size(1);
@@ -114,7 +107,7 @@ Status lower_embedding(OpContext& ctx, const ir::EmbeddingOpIr& op) {
 
 Status lower_embedding_backward(OpContext& ctx, const ir::EmbeddingBackwardOpIr& op) {
   const auto& w = ctx.in(op.weights);
-  const auto grad = wide(ctx.in(op.out_grad));
+  const auto grad = widen(ctx.in(op.out_grad));
   const auto& idx = ctx.in(op.indices);
   if (w.dim() != 2 || idx.dim() != 2) {
     return ctx.invalid("embedding_backward needs weights [n, d] and indices [batch, seq]");
@@ -176,7 +169,7 @@ Status lower_linear_weight_backward(OpContext& ctx, const ir::LinearWeightBackwa
 }
 
 Status lower_linear_bias_backward(OpContext& ctx, const ir::LinearBiasBackwardOpIr& op) {
-  const auto g = wide(ctx.in(op.output_grad));
+  const auto g = widen(ctx.in(op.output_grad));
   if (g.dim() < 1) return ctx.invalid("linear_bias_backward needs rank >= 1");
   return ctx.out(op.out, flatten_leading(g).sum(0));
 }
@@ -297,7 +290,7 @@ std::pair<Tensor, Tensor> max_pool(const Tensor& x_in, const Pool2d& p, std::int
 
 // Burn's max-pool backward: out_grad added at the recorded flat indices (index -1 is skipped).
 Tensor max_pool_backward(const Tensor& x, const Tensor& grad_in, const Tensor& indices) {
-  const auto grad = wide(grad_in);
+  const auto grad = widen(grad_in);
   const auto n = x.size(0), c = x.size(1);
   const auto plane = n * c == 0 ? 0 : x.numel() / (n * c);
   auto result = at::zeros({n, c, plane}, grad.options());
@@ -594,7 +587,7 @@ Status lower_interpolate(OpContext& ctx, const ir::InterpolateOpIr& op) {
     case Mode::Bicubic:
       return ctx.out(op.out, at::upsample_bicubic2d(cpu_wide(x_in), {oh, ow}, ac, {}, {}));
     case Mode::Lanczos3: {
-      const auto x = wide(x_in);
+      const auto x = widen(x_in);
       const auto ty = lanczos3_taps(h, oh, ac), tx = lanczos3_taps(w, ow, ac);
       const auto y = apply_taps(apply_taps(x, 2, ty), 3, tx);
       return ctx.out(op.out, y / lanczos_norm(ty, tx, y));
@@ -606,7 +599,7 @@ Status lower_interpolate(OpContext& ctx, const ir::InterpolateOpIr& op) {
 Status lower_interpolate_backward(OpContext& ctx, const ir::InterpolateBackwardOpIr& op) {
   const auto& x = ctx.in(op.x);
   TB_TRY(check_interpolate(ctx, x));
-  const auto grad = wide(ctx.in(op.grad));
+  const auto grad = widen(ctx.in(op.grad));
   const auto oh = static_cast<std::int64_t>(op.output_size[0]);
   const auto ow = static_cast<std::int64_t>(op.output_size[1]);
   const auto n = x.size(0), c = x.size(1), h = x.size(2), w = x.size(3);
@@ -644,7 +637,7 @@ Status lower_interpolate_backward(OpContext& ctx, const ir::InterpolateBackwardO
 // Attention (Burn's attention_fallback, with burn-flex's GQA support)
 
 Status lower_attention(OpContext& ctx, const ir::AttentionOpIr& op) {
-  auto q = wide(ctx.in(op.query));
+  auto q = widen(ctx.in(op.query));
   auto k = same_type(ctx.in(op.key), q);
   auto v = same_type(ctx.in(op.value), q);
   if (q.dim() != 4 || k.dim() != 4 || v.dim() != 4) {
@@ -704,7 +697,7 @@ Result<CtcInputs> ctc_inputs(OpContext& ctx, const ir::TensorIr& lp_ir, const ir
                              const ir::TensorIr& il_ir, const ir::TensorIr& tl_ir,
                              std::uint64_t blank) {
   CtcInputs r;
-  r.log_probs = wide(ctx.in(lp_ir));
+  r.log_probs = widen(ctx.in(lp_ir));
   r.targets = ctx.in(tg_ir).to(at::kLong);
   const auto& lp = r.log_probs;
   if (lp.dim() != 3 || r.targets.dim() != 2) {
@@ -798,118 +791,160 @@ Status lower_unfold4d(OpContext& ctx, const ir::Unfold4dOpIr& op) {
 
 }  // namespace
 
-void register_module_ops(LoweringTable& t) {
-  using K = ir::OpKind;
-  t.on<K::Module_BatchNorm>(lower_batch_norm);
-  t.on<K::Module_LayerNorm>(lower_layer_norm);
-  t.on<K::Module_Embedding>(lower_embedding);
-  t.on<K::Module_EmbeddingBackward>(lower_embedding_backward);
-  t.on<K::Module_Linear>(lower_linear);
-  t.on<K::Module_LinearXBackward>(lower_linear_x_backward);
-  t.on<K::Module_LinearWeightBackward>(lower_linear_weight_backward);
-  t.on<K::Module_LinearBiasBackward>(lower_linear_bias_backward);
+Status lower_Module_BatchNorm(OpContext& ctx, const ir::BatchNormOpIr& op) {
+  return lower_batch_norm(ctx, op);
+}
 
-  t.on<K::Module_AvgPool1d>([](OpContext& ctx, const ir::AvgPool1dOpIr& op) -> Status {
-    return avg_pool_op(ctx, op.x, pool1d(op.kernel_size, op.stride, op.padding, 1, op.ceil_mode),
-                       op.count_include_pad, 3, op.out);
-  });
-  t.on<K::Module_AvgPool2d>([](OpContext& ctx, const ir::AvgPool2dOpIr& op) -> Status {
-    return avg_pool_op(ctx, op.x,
-                       pool2d(op.kernel_size, op.stride, op.padding, {1, 1}, op.ceil_mode),
-                       op.count_include_pad, 4, op.out);
-  });
-  t.on<K::Module_AvgPool1dBackward>(
-      [](OpContext& ctx, const ir::AvgPool1dBackwardOpIr& op) -> Status {
-        return avg_pool_backward_op(ctx, op.x, op.grad,
-                                    pool1d(op.kernel_size, op.stride, op.padding, 1, op.ceil_mode),
-                                    op.count_include_pad, 3, op.out);
-      });
-  t.on<K::Module_AvgPool2dBackward>([](OpContext& ctx,
-                                       const ir::AvgPool2dBackwardOpIr& op) -> Status {
-    return avg_pool_backward_op(ctx, op.x, op.grad,
-                                pool2d(op.kernel_size, op.stride, op.padding, {1, 1}, op.ceil_mode),
-                                op.count_include_pad, 4, op.out);
-  });
+Status lower_Module_LayerNorm(OpContext& ctx, const ir::LayerNormOpIr& op) {
+  return lower_layer_norm(ctx, op);
+}
 
-  t.on<K::Module_AdaptiveAvgPool1d>(
-      [](OpContext& ctx, const ir::AdaptiveAvgPool1dOpIr& op) -> Status {
-        TB_TRY_ASSIGN(auto x, as_4d(ctx, ctx.in(op.x), 3));
-        const auto y = adaptive_avg_pool(x, {static_cast<std::int64_t>(op.output_size), 1});
-        return ctx.out(op.out, y.squeeze(3));
-      });
-  t.on<K::Module_AdaptiveAvgPool2d>([](OpContext& ctx,
-                                       const ir::AdaptiveAvgPool2dOpIr& op) -> Status {
-    TB_TRY_ASSIGN(auto x, as_4d(ctx, ctx.in(op.x), 4));
-    return ctx.out(op.out, adaptive_avg_pool(x, {static_cast<std::int64_t>(op.output_size[0]),
-                                                 static_cast<std::int64_t>(op.output_size[1])}));
-  });
-  t.on<K::Module_AdaptiveAvgPool3d>([](OpContext& ctx,
-                                       const ir::AdaptiveAvgPool3dOpIr& op) -> Status {
-    const auto& x = ctx.in(op.x);
-    if (x.dim() != 5) return (ctx.invalid("adaptive_avg_pool3d needs rank 5, got {}", x.dim()));
-    return ctx.out(op.out, adaptive_avg_pool(x, {static_cast<std::int64_t>(op.output_size[0]),
-                                                 static_cast<std::int64_t>(op.output_size[1]),
-                                                 static_cast<std::int64_t>(op.output_size[2])}));
-  });
-  t.on<K::Module_AdaptiveAvgPool1dBackward>(
-      [](OpContext& ctx, const ir::AdaptiveAvgPool1dBackwardOpIr& op) -> Status {
-        TB_TRY_ASSIGN(auto x, as_4d(ctx, ctx.in(op.x), 3));
-        TB_TRY_ASSIGN(auto grad, as_4d(ctx, ctx.in(op.grad), 3));
-        return ctx.out(op.out, adaptive_avg_pool_backward(x, grad).squeeze(3));
-      });
-  t.on<K::Module_AdaptiveAvgPool2dBackward>(
-      [](OpContext& ctx, const ir::AdaptiveAvgPool2dBackwardOpIr& op) -> Status {
-        TB_TRY_ASSIGN(auto x, as_4d(ctx, ctx.in(op.x), 4));
-        TB_TRY_ASSIGN(auto grad, as_4d(ctx, ctx.in(op.grad), 4));
-        return ctx.out(op.out, adaptive_avg_pool_backward(x, grad));
-      });
-  t.on<K::Module_AdaptiveAvgPool3dBackward>(
-      [](OpContext& ctx, const ir::AdaptiveAvgPool3dBackwardOpIr& op) -> Status {
-        const auto& x = ctx.in(op.x);
-        const auto& grad = ctx.in(op.grad);
-        if (x.dim() != 5 || grad.dim() != 5) {
-          return (ctx.invalid("adaptive_avg_pool3d_backward needs rank 5"));
-        }
-        return ctx.out(op.out, adaptive_avg_pool_backward(x, grad));
-      });
+Status lower_Module_Embedding(OpContext& ctx, const ir::EmbeddingOpIr& op) {
+  return lower_embedding(ctx, op);
+}
 
-  t.on<K::Module_MaxPool1d>([](OpContext& ctx, const ir::MaxPool1dOpIr& op) -> Status {
-    return max_pool_op(ctx, op.x,
-                       pool1d(op.kernel_size, op.stride, op.padding, op.dilation, op.ceil_mode), 3,
-                       op.out, nullptr);
-  });
-  t.on<K::Module_MaxPool1dWithIndices>(
-      [](OpContext& ctx, const ir::MaxPool1dWithIndicesOpIr& op) -> Status {
-        return max_pool_op(ctx, op.x,
-                           pool1d(op.kernel_size, op.stride, op.padding, op.dilation, op.ceil_mode),
-                           3, op.out, &op.out_indices);
-      });
-  t.on<K::Module_MaxPool1dWithIndicesBackward>(
-      [](OpContext& ctx, const ir::MaxPool1dWithIndicesBackwardOpIr& op) -> Status {
-        return max_pool_backward_op(ctx, op.x, op.grad, op.indices, 3, op.out);
-      });
-  t.on<K::Module_MaxPool2d>([](OpContext& ctx, const ir::MaxPool2dOpIr& op) -> Status {
-    return max_pool_op(ctx, op.x,
-                       pool2d(op.kernel_size, op.stride, op.padding, op.dilation, op.ceil_mode), 4,
-                       op.out, nullptr);
-  });
-  t.on<K::Module_MaxPool2dWithIndices>(
-      [](OpContext& ctx, const ir::MaxPool2dWithIndicesOpIr& op) -> Status {
-        return max_pool_op(ctx, op.x,
-                           pool2d(op.kernel_size, op.stride, op.padding, op.dilation, op.ceil_mode),
-                           4, op.out, &op.out_indices);
-      });
-  t.on<K::Module_MaxPool2dWithIndicesBackward>(
-      [](OpContext& ctx, const ir::MaxPool2dWithIndicesBackwardOpIr& op) -> Status {
-        return max_pool_backward_op(ctx, op.x, op.grad, op.indices, 4, op.out);
-      });
+Status lower_Module_EmbeddingBackward(OpContext& ctx, const ir::EmbeddingBackwardOpIr& op) {
+  return lower_embedding_backward(ctx, op);
+}
 
-  t.on<K::Module_Interpolate>(lower_interpolate);
-  t.on<K::Module_InterpolateBackward>(lower_interpolate_backward);
-  t.on<K::Module_Attention>(lower_attention);
-  t.on<K::Module_CtcLoss>(lower_ctc_loss);
-  t.on<K::Module_CtcLossBackward>(lower_ctc_loss_backward);
-  t.on<K::Module_Unfold4d>(lower_unfold4d);
+Status lower_Module_Linear(OpContext& ctx, const ir::LinearOpIr& op) {
+  return lower_linear(ctx, op);
+}
+
+Status lower_Module_LinearXBackward(OpContext& ctx, const ir::LinearXBackwardOpIr& op) {
+  return lower_linear_x_backward(ctx, op);
+}
+
+Status lower_Module_LinearWeightBackward(OpContext& ctx, const ir::LinearWeightBackwardOpIr& op) {
+  return lower_linear_weight_backward(ctx, op);
+}
+
+Status lower_Module_LinearBiasBackward(OpContext& ctx, const ir::LinearBiasBackwardOpIr& op) {
+  return lower_linear_bias_backward(ctx, op);
+}
+
+Status lower_Module_AvgPool1d(OpContext& ctx, const ir::AvgPool1dOpIr& op) {
+  return avg_pool_op(ctx, op.x, pool1d(op.kernel_size, op.stride, op.padding, 1, op.ceil_mode),
+                     op.count_include_pad, 3, op.out);
+}
+
+Status lower_Module_AvgPool2d(OpContext& ctx, const ir::AvgPool2dOpIr& op) {
+  return avg_pool_op(ctx, op.x, pool2d(op.kernel_size, op.stride, op.padding, {1, 1}, op.ceil_mode),
+                     op.count_include_pad, 4, op.out);
+}
+
+Status lower_Module_AvgPool1dBackward(OpContext& ctx, const ir::AvgPool1dBackwardOpIr& op) {
+  return avg_pool_backward_op(ctx, op.x, op.grad,
+                              pool1d(op.kernel_size, op.stride, op.padding, 1, op.ceil_mode),
+                              op.count_include_pad, 3, op.out);
+}
+
+Status lower_Module_AvgPool2dBackward(OpContext& ctx, const ir::AvgPool2dBackwardOpIr& op) {
+  return avg_pool_backward_op(ctx, op.x, op.grad,
+                              pool2d(op.kernel_size, op.stride, op.padding, {1, 1}, op.ceil_mode),
+                              op.count_include_pad, 4, op.out);
+}
+
+Status lower_Module_AdaptiveAvgPool1d(OpContext& ctx, const ir::AdaptiveAvgPool1dOpIr& op) {
+  TB_TRY_ASSIGN(auto x, as_4d(ctx, ctx.in(op.x), 3));
+  const auto y = adaptive_avg_pool(x, {static_cast<std::int64_t>(op.output_size), 1});
+  return ctx.out(op.out, y.squeeze(3));
+}
+
+Status lower_Module_AdaptiveAvgPool2d(OpContext& ctx, const ir::AdaptiveAvgPool2dOpIr& op) {
+  TB_TRY_ASSIGN(auto x, as_4d(ctx, ctx.in(op.x), 4));
+  return ctx.out(op.out, adaptive_avg_pool(x, {static_cast<std::int64_t>(op.output_size[0]),
+                                               static_cast<std::int64_t>(op.output_size[1])}));
+}
+
+Status lower_Module_AdaptiveAvgPool3d(OpContext& ctx, const ir::AdaptiveAvgPool3dOpIr& op) {
+  const auto& x = ctx.in(op.x);
+  if (x.dim() != 5) return (ctx.invalid("adaptive_avg_pool3d needs rank 5, got {}", x.dim()));
+  return ctx.out(op.out, adaptive_avg_pool(x, {static_cast<std::int64_t>(op.output_size[0]),
+                                               static_cast<std::int64_t>(op.output_size[1]),
+                                               static_cast<std::int64_t>(op.output_size[2])}));
+}
+
+Status lower_Module_AdaptiveAvgPool1dBackward(OpContext& ctx,
+                                              const ir::AdaptiveAvgPool1dBackwardOpIr& op) {
+  TB_TRY_ASSIGN(auto x, as_4d(ctx, ctx.in(op.x), 3));
+  TB_TRY_ASSIGN(auto grad, as_4d(ctx, ctx.in(op.grad), 3));
+  return ctx.out(op.out, adaptive_avg_pool_backward(x, grad).squeeze(3));
+}
+
+Status lower_Module_AdaptiveAvgPool2dBackward(OpContext& ctx,
+                                              const ir::AdaptiveAvgPool2dBackwardOpIr& op) {
+  TB_TRY_ASSIGN(auto x, as_4d(ctx, ctx.in(op.x), 4));
+  TB_TRY_ASSIGN(auto grad, as_4d(ctx, ctx.in(op.grad), 4));
+  return ctx.out(op.out, adaptive_avg_pool_backward(x, grad));
+}
+
+Status lower_Module_AdaptiveAvgPool3dBackward(OpContext& ctx,
+                                              const ir::AdaptiveAvgPool3dBackwardOpIr& op) {
+  const auto& x = ctx.in(op.x);
+  const auto& grad = ctx.in(op.grad);
+  if (x.dim() != 5 || grad.dim() != 5) {
+    return (ctx.invalid("adaptive_avg_pool3d_backward needs rank 5"));
+  }
+  return ctx.out(op.out, adaptive_avg_pool_backward(x, grad));
+}
+
+Status lower_Module_MaxPool1d(OpContext& ctx, const ir::MaxPool1dOpIr& op) {
+  return max_pool_op(ctx, op.x,
+                     pool1d(op.kernel_size, op.stride, op.padding, op.dilation, op.ceil_mode), 3,
+                     op.out, nullptr);
+}
+
+Status lower_Module_MaxPool1dWithIndices(OpContext& ctx, const ir::MaxPool1dWithIndicesOpIr& op) {
+  return max_pool_op(ctx, op.x,
+                     pool1d(op.kernel_size, op.stride, op.padding, op.dilation, op.ceil_mode), 3,
+                     op.out, &op.out_indices);
+}
+
+Status lower_Module_MaxPool1dWithIndicesBackward(OpContext& ctx,
+                                                 const ir::MaxPool1dWithIndicesBackwardOpIr& op) {
+  return max_pool_backward_op(ctx, op.x, op.grad, op.indices, 3, op.out);
+}
+
+Status lower_Module_MaxPool2d(OpContext& ctx, const ir::MaxPool2dOpIr& op) {
+  return max_pool_op(ctx, op.x,
+                     pool2d(op.kernel_size, op.stride, op.padding, op.dilation, op.ceil_mode), 4,
+                     op.out, nullptr);
+}
+
+Status lower_Module_MaxPool2dWithIndices(OpContext& ctx, const ir::MaxPool2dWithIndicesOpIr& op) {
+  return max_pool_op(ctx, op.x,
+                     pool2d(op.kernel_size, op.stride, op.padding, op.dilation, op.ceil_mode), 4,
+                     op.out, &op.out_indices);
+}
+
+Status lower_Module_MaxPool2dWithIndicesBackward(OpContext& ctx,
+                                                 const ir::MaxPool2dWithIndicesBackwardOpIr& op) {
+  return max_pool_backward_op(ctx, op.x, op.grad, op.indices, 4, op.out);
+}
+
+Status lower_Module_Interpolate(OpContext& ctx, const ir::InterpolateOpIr& op) {
+  return lower_interpolate(ctx, op);
+}
+
+Status lower_Module_InterpolateBackward(OpContext& ctx, const ir::InterpolateBackwardOpIr& op) {
+  return lower_interpolate_backward(ctx, op);
+}
+
+Status lower_Module_Attention(OpContext& ctx, const ir::AttentionOpIr& op) {
+  return lower_attention(ctx, op);
+}
+
+Status lower_Module_CtcLoss(OpContext& ctx, const ir::CtcLossOpIr& op) {
+  return lower_ctc_loss(ctx, op);
+}
+
+Status lower_Module_CtcLossBackward(OpContext& ctx, const ir::CtcLossBackwardOpIr& op) {
+  return lower_ctc_loss_backward(ctx, op);
+}
+
+Status lower_Module_Unfold4d(OpContext& ctx, const ir::Unfold4dOpIr& op) {
+  return lower_unfold4d(ctx, op);
 }
 
 }  // namespace tb::backend::libtorch

@@ -25,7 +25,7 @@
 #include <variant>
 #include <vector>
 
-#include "lowering.hpp"
+#include "lower_families.hpp"
 
 namespace tb::backend::libtorch {
 
@@ -39,9 +39,6 @@ constexpr std::int64_t kI64Min = std::numeric_limits<std::int64_t>::min();
 constexpr double kTwo63 = 9223372036854775808.0;
 constexpr double kTwo64 = 18446744073709551616.0;
 
-bool is_half(const DType& d) {
-  return d.kind == DTypeKind::F16 || d.kind == DTypeKind::BF16;
-}
 bool is_u64(const DType& d) {
   return d.kind == DTypeKind::U64;
 }
@@ -239,8 +236,6 @@ std::vector<std::int64_t> sizes_of(const ir::TensorIr& t) {
 
 // ---- Arithmetic ------------------------------------------------------------------------------
 
-enum class Arith { kAdd, kSub, kMul, kDiv, kRem };
-
 Result<at::Tensor> float_arith(Arith op, const at::Tensor& lhs, const at::Tensor& rhs,
                                const DType& d) {
   const at::Tensor a = fc(lhs, d);
@@ -306,27 +301,7 @@ Result<at::Tensor> arith(Arith op, const at::Tensor& a, const at::Tensor& b, con
   return int_arith(op, a, like_lhs(b, a), d, out_numel);
 }
 
-template <Arith Op>
-Status lower_binary(OpContext& ctx, const ir::BinaryOpIr& op) {
-  const at::Tensor& a = ctx.in(op.lhs);
-  TB_TRY_ASSIGN(at::Tensor r,
-                arith(Op, a, like_lhs(ctx.in(op.rhs), a), op.lhs.dtype, numel_of(op.out)));
-  return ctx.out(op.out, r);
-}
-
-template <Arith Op>
-Status lower_scalar(OpContext& ctx, const ir::ScalarOpIr& op) {
-  const DType& d = op.lhs.dtype;
-  const IntConv conv =
-      (Op == Arith::kDiv || Op == Arith::kRem) ? IntConv::kStrict : IntConv::kWrapping;
-  TB_TRY_ASSIGN(at::Tensor s, scalar_operand(ctx, op.rhs, d, conv));
-  TB_TRY_ASSIGN(at::Tensor r, arith(Op, ctx.in(op.lhs), s, d, numel_of(op.out)));
-  return ctx.out(op.out, r);
-}
-
 // ---- Comparisons -----------------------------------------------------------------------------
-
-enum class Cmp { kGt, kGe, kLt, kLe };
 
 at::Tensor compare(Cmp op, at::Tensor a, at::Tensor b, const DType& d) {
   if (is_u64(d)) {
@@ -344,19 +319,6 @@ at::Tensor compare(Cmp op, at::Tensor a, at::Tensor b, const DType& d) {
       return a.le(b);
   }
   return a.gt(b);
-}
-
-template <Cmp Op>
-Status lower_compare(OpContext& ctx, const ir::BinaryOpIr& op) {
-  const at::Tensor& a = ctx.in(op.lhs);
-  return ctx.out(op.out, compare(Op, a, like_lhs(ctx.in(op.rhs), a), op.lhs.dtype));
-}
-
-template <Cmp Op>
-Status lower_compare_elem(OpContext& ctx, const ir::ScalarOpIr& op) {
-  const DType& d = op.lhs.dtype;
-  TB_TRY_ASSIGN(at::Tensor s, scalar_operand(ctx, op.rhs, d, IntConv::kStrict));
-  return ctx.out(op.out, compare(Op, ctx.in(op.lhs), s, d));
 }
 
 // ---- Unary -----------------------------------------------------------------------------------
@@ -728,42 +690,75 @@ Status lower_pad(OpContext& ctx, const ir::PadOpIr& op) {
 
 }  // namespace
 
-void register_numeric_ops(LoweringTable& t) {
-  using ir::NumericOp;
-  t.on_numeric<NumericOp::Add>(lower_binary<Arith::kAdd>);
-  t.on_numeric<NumericOp::Sub>(lower_binary<Arith::kSub>);
-  t.on_numeric<NumericOp::Mul>(lower_binary<Arith::kMul>);
-  t.on_numeric<NumericOp::Div>(lower_binary<Arith::kDiv>);
-  t.on_numeric<NumericOp::Rem>(lower_binary<Arith::kRem>);
-  t.on_numeric<NumericOp::AddScalar>(lower_scalar<Arith::kAdd>);
-  t.on_numeric<NumericOp::SubScalar>(lower_scalar<Arith::kSub>);
-  t.on_numeric<NumericOp::MulScalar>(lower_scalar<Arith::kMul>);
-  t.on_numeric<NumericOp::DivScalar>(lower_scalar<Arith::kDiv>);
-  t.on_numeric<NumericOp::RemScalar>(lower_scalar<Arith::kRem>);
+Status lower_arith(Arith arith_op, OpContext& ctx, const ir::BinaryOpIr& op) {
+  const at::Tensor& a = ctx.in(op.lhs);
+  TB_TRY_ASSIGN(at::Tensor r,
+                arith(arith_op, a, like_lhs(ctx.in(op.rhs), a), op.lhs.dtype, numel_of(op.out)));
+  return ctx.out(op.out, r);
+}
 
-  t.on_numeric<NumericOp::Greater>(lower_compare<Cmp::kGt>);
-  t.on_numeric<NumericOp::GreaterEqual>(lower_compare<Cmp::kGe>);
-  t.on_numeric<NumericOp::Lower>(lower_compare<Cmp::kLt>);
-  t.on_numeric<NumericOp::LowerEqual>(lower_compare<Cmp::kLe>);
-  t.on_numeric<NumericOp::GreaterElem>(lower_compare_elem<Cmp::kGt>);
-  t.on_numeric<NumericOp::GreaterEqualElem>(lower_compare_elem<Cmp::kGe>);
-  t.on_numeric<NumericOp::LowerElem>(lower_compare_elem<Cmp::kLt>);
-  t.on_numeric<NumericOp::LowerEqualElem>(lower_compare_elem<Cmp::kLe>);
+Status lower_arith_scalar(Arith arith_op, OpContext& ctx, const ir::ScalarOpIr& op) {
+  const DType& d = op.lhs.dtype;
+  const IntConv conv =
+      (arith_op == Arith::kDiv || arith_op == Arith::kRem) ? IntConv::kStrict : IntConv::kWrapping;
+  TB_TRY_ASSIGN(at::Tensor s, scalar_operand(ctx, op.rhs, d, conv));
+  TB_TRY_ASSIGN(at::Tensor r, arith(arith_op, ctx.in(op.lhs), s, d, numel_of(op.out)));
+  return ctx.out(op.out, r);
+}
 
-  t.on_numeric<NumericOp::Abs>(lower_abs);
-  t.on_numeric<NumericOp::Neg>(lower_neg);
-  t.on_numeric<NumericOp::Sign>(lower_sign);
+Status lower_compare(Cmp cmp, OpContext& ctx, const ir::BinaryOpIr& op) {
+  const at::Tensor& a = ctx.in(op.lhs);
+  return ctx.out(op.out, compare(cmp, a, like_lhs(ctx.in(op.rhs), a), op.lhs.dtype));
+}
 
-  t.on_numeric<NumericOp::Clamp>(lower_clamp);
-  t.on_numeric<NumericOp::ClampMin>(lower_clamp_one<true>);
-  t.on_numeric<NumericOp::ClampMax>(lower_clamp_one<false>);
+Status lower_compare_elem(Cmp cmp, OpContext& ctx, const ir::ScalarOpIr& op) {
+  const DType& d = op.lhs.dtype;
+  TB_TRY_ASSIGN(at::Tensor s, scalar_operand(ctx, op.rhs, d, IntConv::kStrict));
+  return ctx.out(op.out, compare(cmp, ctx.in(op.lhs), s, d));
+}
 
-  t.on_numeric<NumericOp::Powi>(lower_powi);
-  t.on_numeric<NumericOp::PowiScalar>(lower_powi_scalar);
+Status lower_Numeric_Abs(OpContext& ctx, const ir::UnaryOpIr& op) {
+  return lower_abs(ctx, op);
+}
 
-  t.on_numeric<NumericOp::Full>(lower_full);
-  t.on_numeric<NumericOp::IntRandom>(lower_int_random);
-  t.on_numeric<NumericOp::Pad>(lower_pad);
+Status lower_Numeric_Neg(OpContext& ctx, const ir::UnaryOpIr& op) {
+  return lower_neg(ctx, op);
+}
+
+Status lower_Numeric_Sign(OpContext& ctx, const ir::UnaryOpIr& op) {
+  return lower_sign(ctx, op);
+}
+
+Status lower_Numeric_Clamp(OpContext& ctx, const ir::ClampOpIr& op) {
+  return lower_clamp(ctx, op);
+}
+
+Status lower_Numeric_ClampMin(OpContext& ctx, const ir::ScalarOpIr& op) {
+  return lower_clamp_one<true>(ctx, op);
+}
+
+Status lower_Numeric_ClampMax(OpContext& ctx, const ir::ScalarOpIr& op) {
+  return lower_clamp_one<false>(ctx, op);
+}
+
+Status lower_Numeric_Powi(OpContext& ctx, const ir::BinaryOpIr& op) {
+  return lower_powi(ctx, op);
+}
+
+Status lower_Numeric_PowiScalar(OpContext& ctx, const ir::ScalarOpIr& op) {
+  return lower_powi_scalar(ctx, op);
+}
+
+Status lower_Numeric_Full(OpContext& ctx, const ir::FullOpIr& op) {
+  return lower_full(ctx, op);
+}
+
+Status lower_Numeric_IntRandom(OpContext& ctx, const ir::RandomOpIr& op) {
+  return lower_int_random(ctx, op);
+}
+
+Status lower_Numeric_Pad(OpContext& ctx, const ir::PadOpIr& op) {
+  return lower_pad(ctx, op);
 }
 
 }  // namespace tb::backend::libtorch

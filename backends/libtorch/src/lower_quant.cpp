@@ -51,9 +51,12 @@ Status lower_dequantize(OpContext& ctx, const ir::DequantizeOpIr& p) {
 
 }  // namespace
 
-void register_quant_ops(LoweringTable& t) {
-  t.on<ir::OpKind::Float_Quantize>(lower_quantize);
-  t.on<ir::OpKind::Float_Dequantize>(lower_dequantize);
+Status lower_Float_Quantize(OpContext& ctx, const ir::QuantizeOpIr& op) {
+  return lower_quantize(ctx, op);
+}
+
+Status lower_Float_Dequantize(OpContext& ctx, const ir::DequantizeOpIr& op) {
+  return lower_dequantize(ctx, op);
 }
 
 }  // namespace tb::backend::libtorch

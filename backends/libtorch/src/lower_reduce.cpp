@@ -21,7 +21,7 @@
 #include <cstdint>
 #include <limits>
 
-#include "lowering.hpp"
+#include "lower_families.hpp"
 
 namespace tb::backend::libtorch {
 
@@ -31,15 +31,6 @@ using ir::DTypeKind;
 
 constexpr std::int64_t kI64Min = std::numeric_limits<std::int64_t>::min();
 constexpr std::int64_t kI64Max = std::numeric_limits<std::int64_t>::max();
-
-bool is_half(const at::Tensor& x) {
-  return x.scalar_type() == at::kHalf || x.scalar_type() == at::kBFloat16;
-}
-
-// f16/bf16 computed in f32 (Burn accumulates half types in f32; some CPU kernels lack them).
-at::Tensor widened(const at::Tensor& x) {
-  return is_half(x) ? x.to(at::kFloat) : x;
-}
 
 std::vector<std::int64_t> sizes_of(const ir::TensorIr& t) {
   return std::vector<std::int64_t>(t.shape.dims.begin(), t.shape.dims.end());
@@ -56,7 +47,7 @@ Status check_axis(const OpContext& ctx, const at::Tensor& x, std::uint64_t axis)
 // max/min/arg*: floats as they are (f16/bf16 widened), U64 mapped to signed.
 at::Tensor order_key(const at::Tensor& x, const ir::DType& d) {
   if (d.kind == DTypeKind::U64) return x.bitwise_xor(kI64Min);
-  return widened(x);
+  return widen(x);
 }
 
 // The inverse of order_key for integer values (floats are gathered from the input instead).
@@ -68,7 +59,7 @@ at::Tensor from_order_key(const at::Tensor& k, const ir::DType& d) {
 // A signed integer key whose order is Burn's sort order: total order for floats.
 at::Tensor sort_key(const at::Tensor& x, const ir::DType& d) {
   if (!d.is_float()) return order_key(x, d);
-  const at::Tensor f = widened(x);
+  const at::Tensor f = widen(x);
   const bool wide = f.scalar_type() == at::kDouble;
   const at::Tensor bits = f.contiguous().view(wide ? at::kLong : at::kInt);
   const std::int64_t mask = wide ? kI64Max : std::numeric_limits<std::int32_t>::max();
@@ -115,7 +106,7 @@ Result<at::Tensor> extremum_all(const OpContext& ctx, const at::Tensor& x, const
 // Burn's abs before MaxAbs: wrapping for signed ints (the minimum stays negative), the identity
 // for unsigned ones.
 at::Tensor burn_abs(const at::Tensor& x, const ir::DType& d) {
-  if (d.is_float()) return widened(x).abs();
+  if (d.is_float()) return widen(x).abs();
   if (d.is_uint()) return x;
   std::int64_t min = kI64Min;
   switch (d.kind) {
@@ -176,7 +167,7 @@ at::Tensor cum_extremum(const at::Tensor& x, const ir::DType& d, std::int64_t di
     const at::Tensor key = order_key(x, d);
     return from_order_key(std::get<0>(max ? at::cummax(key, dim) : at::cummin(key, dim)), d);
   }
-  const at::Tensor f = widened(x);
+  const at::Tensor f = widen(x);
   const at::Tensor v = std::get<0>(max ? at::cummax(f, dim) : at::cummin(f, dim));
   // ATen keeps the last of equal values, Burn the first: only the sign of a zero can differ.
   // A running max (min) of zero was set by the first zero of the prefix (all before it are
@@ -192,13 +183,13 @@ at::Tensor cum_extremum(const at::Tensor& x, const ir::DType& d, std::int64_t di
 
 Status lower_sum(OpContext& ctx, const ir::ReduceOpIr& p) {
   const at::Tensor x = ctx.in(p.input);
-  return ctx.out(p.out, at::sum(widened(x)).reshape(sizes_of(p.out)));
+  return ctx.out(p.out, at::sum(widen(x)).reshape(sizes_of(p.out)));
 }
 
 Status lower_sum_dim(OpContext& ctx, const ir::ReduceDimOpIr& p) {
   const at::Tensor x = ctx.in(p.input);
   TB_TRY(check_axis(ctx, x, p.axis));
-  return ctx.out(p.out, at::sum(widened(x), {static_cast<std::int64_t>(p.axis)}, true));
+  return ctx.out(p.out, at::sum(widen(x), {static_cast<std::int64_t>(p.axis)}, true));
 }
 
 Status lower_sum_dims(OpContext& ctx, const ir::ReduceDimsOpIr& p) {
@@ -211,29 +202,29 @@ Status lower_sum_dims(OpContext& ctx, const ir::ReduceDimsOpIr& p) {
   }
   // ATen sums everything over an empty list; Burn's fold over no axis is the identity.
   if (axes.empty()) return ctx.out(p.out, x);
-  return ctx.out(p.out, at::sum(widened(x), axes, true));
+  return ctx.out(p.out, at::sum(widen(x), axes, true));
 }
 
 Status lower_prod(OpContext& ctx, const ir::ReduceOpIr& p) {
   const at::Tensor x = ctx.in(p.input);
-  return ctx.out(p.out, at::prod(widened(x)).reshape(sizes_of(p.out)));
+  return ctx.out(p.out, at::prod(widen(x)).reshape(sizes_of(p.out)));
 }
 
 Status lower_prod_dim(OpContext& ctx, const ir::ReduceDimOpIr& p) {
   const at::Tensor x = ctx.in(p.input);
   TB_TRY(check_axis(ctx, x, p.axis));
-  return ctx.out(p.out, at::prod(widened(x), static_cast<std::int64_t>(p.axis), true));
+  return ctx.out(p.out, at::prod(widen(x), static_cast<std::int64_t>(p.axis), true));
 }
 
 Status lower_float_mean(OpContext& ctx, const ir::ReduceOpIr& p) {
   const at::Tensor x = ctx.in(p.input);
-  return ctx.out(p.out, at::mean(widened(x)).reshape(sizes_of(p.out)));
+  return ctx.out(p.out, at::mean(widen(x)).reshape(sizes_of(p.out)));
 }
 
 Status lower_float_mean_dim(OpContext& ctx, const ir::ReduceDimOpIr& p) {
   const at::Tensor x = ctx.in(p.input);
   TB_TRY(check_axis(ctx, x, p.axis));
-  return ctx.out(p.out, at::mean(widened(x), {static_cast<std::int64_t>(p.axis)}, true));
+  return ctx.out(p.out, at::mean(widen(x), {static_cast<std::int64_t>(p.axis)}, true));
 }
 
 Status lower_int_mean(OpContext& ctx, const ir::ReduceOpIr& p) {
@@ -326,13 +317,13 @@ Status lower_top_k_with_indices(OpContext& ctx, const ir::TopKWithIndicesOpIr& p
 Status lower_cumsum(OpContext& ctx, const ir::DimOpIr& p) {
   const at::Tensor x = ctx.in(p.input);
   TB_TRY(check_axis(ctx, x, p.axis));
-  return ctx.out(p.out, at::cumsum(widened(x), static_cast<std::int64_t>(p.axis)));
+  return ctx.out(p.out, at::cumsum(widen(x), static_cast<std::int64_t>(p.axis)));
 }
 
 Status lower_cumprod(OpContext& ctx, const ir::DimOpIr& p) {
   const at::Tensor x = ctx.in(p.input);
   TB_TRY(check_axis(ctx, x, p.axis));
-  return ctx.out(p.out, at::cumprod(widened(x), static_cast<std::int64_t>(p.axis)));
+  return ctx.out(p.out, at::cumprod(widen(x), static_cast<std::int64_t>(p.axis)));
 }
 
 Status lower_cum_extremum(OpContext& ctx, const ir::DimOpIr& p, bool max) {
@@ -365,57 +356,120 @@ Status lower_arg_sort(OpContext& ctx, const ir::SortOpIr& p) {
 
 }  // namespace
 
-void register_reduce_ops(LoweringTable& t) {
-  using ir::NumericOp;
-  using ir::OpKind;
+Status lower_Numeric_Sum(OpContext& ctx, const ir::ReduceOpIr& op) {
+  return lower_sum(ctx, op);
+}
 
-  t.on_numeric<NumericOp::Sum>(lower_sum);
-  t.on_numeric<NumericOp::SumDim>(lower_sum_dim);
-  t.on_numeric<NumericOp::SumDims>(lower_sum_dims);
-  t.on_numeric<NumericOp::Prod>(lower_prod);
-  t.on_numeric<NumericOp::ProdDim>(lower_prod_dim);
-  t.on<OpKind::NumericFloat_Mean>(lower_float_mean);
-  t.on<OpKind::NumericFloat_MeanDim>(lower_float_mean_dim);
-  t.on<OpKind::NumericInt_Mean>(lower_int_mean);
-  t.on<OpKind::NumericInt_MeanDim>(lower_int_mean_dim);
+Status lower_Numeric_SumDim(OpContext& ctx, const ir::ReduceDimOpIr& op) {
+  return lower_sum_dim(ctx, op);
+}
 
-  t.on_numeric<NumericOp::ArgMax>(
-      [](OpContext& ctx, const ir::ReduceDimOpIr& p) { return lower_arg_extremum(ctx, p, true); });
-  t.on_numeric<NumericOp::ArgMin>(
-      [](OpContext& ctx, const ir::ReduceDimOpIr& p) { return lower_arg_extremum(ctx, p, false); });
-  t.on_numeric<NumericOp::Max>(
-      [](OpContext& ctx, const ir::ReduceOpIr& p) { return lower_extremum(ctx, p, true); });
-  t.on_numeric<NumericOp::Min>(
-      [](OpContext& ctx, const ir::ReduceOpIr& p) { return lower_extremum(ctx, p, false); });
-  t.on_numeric<NumericOp::MaxDim>(
-      [](OpContext& ctx, const ir::ReduceDimOpIr& p) { return lower_extremum_dim(ctx, p, true); });
-  t.on_numeric<NumericOp::MinDim>(
-      [](OpContext& ctx, const ir::ReduceDimOpIr& p) { return lower_extremum_dim(ctx, p, false); });
-  t.on_numeric<NumericOp::MaxDimWithIndices>(
-      [](OpContext& ctx, const ir::ReduceDimWithIndicesOpIr& p) {
-        return lower_extremum_dim_with_indices(ctx, p, true);
-      });
-  t.on_numeric<NumericOp::MinDimWithIndices>(
-      [](OpContext& ctx, const ir::ReduceDimWithIndicesOpIr& p) {
-        return lower_extremum_dim_with_indices(ctx, p, false);
-      });
-  t.on_numeric<NumericOp::MaxAbs>(lower_max_abs);
-  t.on_numeric<NumericOp::MaxAbsDim>(lower_max_abs_dim);
+Status lower_Numeric_SumDims(OpContext& ctx, const ir::ReduceDimsOpIr& op) {
+  return lower_sum_dims(ctx, op);
+}
 
-  t.on_numeric<NumericOp::TopK>(lower_top_k);
-  t.on_numeric<NumericOp::ArgTopK>(lower_arg_top_k);
-  t.on_numeric<NumericOp::TopKWithIndices>(lower_top_k_with_indices);
+Status lower_Numeric_Prod(OpContext& ctx, const ir::ReduceOpIr& op) {
+  return lower_prod(ctx, op);
+}
 
-  t.on_numeric<NumericOp::CumSum>(lower_cumsum);
-  t.on_numeric<NumericOp::CumProd>(lower_cumprod);
-  t.on_numeric<NumericOp::CumMax>(
-      [](OpContext& ctx, const ir::DimOpIr& p) { return lower_cum_extremum(ctx, p, true); });
-  t.on_numeric<NumericOp::CumMin>(
-      [](OpContext& ctx, const ir::DimOpIr& p) { return lower_cum_extremum(ctx, p, false); });
+Status lower_Numeric_ProdDim(OpContext& ctx, const ir::ReduceDimOpIr& op) {
+  return lower_prod_dim(ctx, op);
+}
 
-  t.on_numeric<NumericOp::Sort>(lower_sort);
-  t.on_numeric<NumericOp::SortWithIndices>(lower_sort_with_indices);
-  t.on_numeric<NumericOp::ArgSort>(lower_arg_sort);
+Status lower_NumericFloat_Mean(OpContext& ctx, const ir::ReduceOpIr& op) {
+  return lower_float_mean(ctx, op);
+}
+
+Status lower_NumericFloat_MeanDim(OpContext& ctx, const ir::ReduceDimOpIr& op) {
+  return lower_float_mean_dim(ctx, op);
+}
+
+Status lower_NumericInt_Mean(OpContext& ctx, const ir::ReduceOpIr& op) {
+  return lower_int_mean(ctx, op);
+}
+
+Status lower_NumericInt_MeanDim(OpContext& ctx, const ir::ReduceDimOpIr& op) {
+  return lower_int_mean_dim(ctx, op);
+}
+
+Status lower_Numeric_ArgMax(OpContext& ctx, const ir::ReduceDimOpIr& p) {
+  return lower_arg_extremum(ctx, p, true);
+}
+
+Status lower_Numeric_ArgMin(OpContext& ctx, const ir::ReduceDimOpIr& p) {
+  return lower_arg_extremum(ctx, p, false);
+}
+
+Status lower_Numeric_Max(OpContext& ctx, const ir::ReduceOpIr& p) {
+  return lower_extremum(ctx, p, true);
+}
+
+Status lower_Numeric_Min(OpContext& ctx, const ir::ReduceOpIr& p) {
+  return lower_extremum(ctx, p, false);
+}
+
+Status lower_Numeric_MaxDim(OpContext& ctx, const ir::ReduceDimOpIr& p) {
+  return lower_extremum_dim(ctx, p, true);
+}
+
+Status lower_Numeric_MinDim(OpContext& ctx, const ir::ReduceDimOpIr& p) {
+  return lower_extremum_dim(ctx, p, false);
+}
+
+Status lower_Numeric_MaxDimWithIndices(OpContext& ctx, const ir::ReduceDimWithIndicesOpIr& p) {
+  return lower_extremum_dim_with_indices(ctx, p, true);
+}
+
+Status lower_Numeric_MinDimWithIndices(OpContext& ctx, const ir::ReduceDimWithIndicesOpIr& p) {
+  return lower_extremum_dim_with_indices(ctx, p, false);
+}
+
+Status lower_Numeric_MaxAbs(OpContext& ctx, const ir::ReduceOpIr& op) {
+  return lower_max_abs(ctx, op);
+}
+
+Status lower_Numeric_MaxAbsDim(OpContext& ctx, const ir::ReduceDimOpIr& op) {
+  return lower_max_abs_dim(ctx, op);
+}
+
+Status lower_Numeric_TopK(OpContext& ctx, const ir::ReduceDimOpIr& op) {
+  return lower_top_k(ctx, op);
+}
+
+Status lower_Numeric_ArgTopK(OpContext& ctx, const ir::ReduceDimOpIr& op) {
+  return lower_arg_top_k(ctx, op);
+}
+
+Status lower_Numeric_TopKWithIndices(OpContext& ctx, const ir::TopKWithIndicesOpIr& op) {
+  return lower_top_k_with_indices(ctx, op);
+}
+
+Status lower_Numeric_CumSum(OpContext& ctx, const ir::DimOpIr& op) {
+  return lower_cumsum(ctx, op);
+}
+
+Status lower_Numeric_CumProd(OpContext& ctx, const ir::DimOpIr& op) {
+  return lower_cumprod(ctx, op);
+}
+
+Status lower_Numeric_CumMax(OpContext& ctx, const ir::DimOpIr& p) {
+  return lower_cum_extremum(ctx, p, true);
+}
+
+Status lower_Numeric_CumMin(OpContext& ctx, const ir::DimOpIr& p) {
+  return lower_cum_extremum(ctx, p, false);
+}
+
+Status lower_Numeric_Sort(OpContext& ctx, const ir::SortOpIr& op) {
+  return lower_sort(ctx, op);
+}
+
+Status lower_Numeric_SortWithIndices(OpContext& ctx, const ir::SortWithIndicesOpIr& op) {
+  return lower_sort_with_indices(ctx, op);
+}
+
+Status lower_Numeric_ArgSort(OpContext& ctx, const ir::SortOpIr& op) {
+  return lower_arg_sort(ctx, op);
 }
 
 }  // namespace tb::backend::libtorch

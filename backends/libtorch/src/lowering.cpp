@@ -1,5 +1,7 @@
 #include "lowering.hpp"
 
+#include "lower_families.hpp"
+
 namespace tb::backend::libtorch {
 
 const at::Tensor& OpContext::in(const ir::TensorIr& t) const {
@@ -57,21 +59,67 @@ void LoweringTable::limit(ir::OpKind kind, std::string note) {
   entries_[static_cast<std::size_t>(kind)].note = std::move(note);
 }
 
+namespace {
+
+// What each row of the op tables registers (TB_OP_LEAVES): `own` and `split` rows their function
+// (declared in lowering.hpp), a family row its family applied to the ATen function or parameter
+// in its Fn column.
+#define TB_LOWER_KIND(Cat, V) ::tb::ir::OpKind::TB_LEAF_ID(Cat, V)
+#define TB_LOWER_ROW(Cat, V, P, Lowering, Fn) TB_LOWER_ROW_##Lowering(Cat, V, P, Fn)
+#define TB_LOWER_ROW_own(Cat, V, P, Fn) t.on<TB_LOWER_KIND(Cat, V)>(&TB_LOWER_OWN(Cat, V));
+#define TB_LOWER_ROW_split(Cat, V, P, Fn) t.on<TB_LOWER_KIND(Cat, V)>(&TB_LOWER_SPLIT(Cat, V));
+#define TB_LOWER_ROW_FAMILY(Cat, V, P, call) \
+  t.on<TB_LOWER_KIND(Cat, V)>([](OpContext& ctx, const ir::P& op) -> Status { return call; });
+#define TB_LOWER_ROW_float_unary(Cat, V, P, Fn) \
+  TB_LOWER_ROW_FAMILY(Cat, V, P,                \
+                      unary_float(ctx, op, [](const at::Tensor& x) { return at::Fn(x); }))
+#define TB_LOWER_ROW_float_binary(Cat, V, P, Fn)                                           \
+  TB_LOWER_ROW_FAMILY(Cat, V, P,                                                           \
+                      binary_float(ctx, op, [](const at::Tensor& a, const at::Tensor& b) { \
+                        return at::Fn(a, b);                                               \
+                      }))
+#define TB_LOWER_ROW_along_dim(Cat, V, P, Fn)                                                 \
+  TB_LOWER_ROW_FAMILY(Cat, V, P, along_dim(ctx, op, [](const at::Tensor& x, std::int64_t d) { \
+                        return at::Fn(x, d);                                                  \
+                      }))
+#define TB_LOWER_ROW_bitwise(Cat, V, P, Fn)                                                  \
+  TB_LOWER_ROW_FAMILY(Cat, V, P,                                                             \
+                      bitwise_binary(ctx, op, [](const at::Tensor& a, const at::Tensor& b) { \
+                        return at::Fn(a, b);                                                 \
+                      }))
+#define TB_LOWER_ROW_bitwise_scalar(Cat, V, P, Fn)                                           \
+  TB_LOWER_ROW_FAMILY(Cat, V, P,                                                             \
+                      bitwise_scalar(ctx, op, [](const at::Tensor& a, const at::Tensor& b) { \
+                        return at::Fn(a, b);                                                 \
+                      }))
+#define TB_LOWER_ROW_logical(Cat, V, P, Fn)                                                      \
+  TB_LOWER_ROW_FAMILY(Cat, V, P, logical(ctx, op, [](const at::Tensor& a, const at::Tensor& b) { \
+                        return at::Fn(a, b);                                                     \
+                      }))
+#define TB_LOWER_ROW_arith(Cat, V, P, Fn) \
+  TB_LOWER_ROW_FAMILY(Cat, V, P, lower_arith(Arith::Fn, ctx, op))
+#define TB_LOWER_ROW_arith_scalar(Cat, V, P, Fn) \
+  TB_LOWER_ROW_FAMILY(Cat, V, P, lower_arith_scalar(Arith::Fn, ctx, op))
+#define TB_LOWER_ROW_compare(Cat, V, P, Fn) \
+  TB_LOWER_ROW_FAMILY(Cat, V, P, lower_compare(Cmp::Fn, ctx, op))
+#define TB_LOWER_ROW_compare_elem(Cat, V, P, Fn) \
+  TB_LOWER_ROW_FAMILY(Cat, V, P, lower_compare_elem(Cmp::Fn, ctx, op))
+
+LoweringTable build_lowering_table() {
+  LoweringTable t;
+  TB_OP_LEAVES(TB_LOWER_ROW)
+  // Documented limits of lowered leaves (`torchbridge ops`, docs/op-coverage.md).
+  t.limit(ir::OpKind::Float_GridSample2d,
+          "modes Nearest, Bilinear, Bicubic (ATen's); NearestExact and Lanczos3 answer an error");
+  t.limit(ir::OpKind::Distributed_AllReduce,
+          "run by the host across the devices it serves (sessions of one host only)");
+  return t;
+}
+
+}  // namespace
+
 const LoweringTable& lowering_table() {
-  static const LoweringTable table = [] {
-    LoweringTable t;
-    register_base_ops(t);
-    register_numeric_ops(t);
-    register_reduce_ops(t);
-    register_float_ops(t);
-    register_int_bool_ops(t);
-    register_activation_ops(t);
-    register_conv_ops(t);
-    register_module_ops(t);
-    register_quant_ops(t);
-    register_misc_ops(t);
-    return t;
-  }();
+  static const LoweringTable table = build_lowering_table();
   return table;
 }
 

@@ -1,6 +1,6 @@
 // How an op becomes ATen calls: the OpContext a lowering sees, and the table that maps every leaf
-// of the IR (ir::OpKind) to its lowering. One registration function per op family
-// (lower_<family>.cpp) fills the table; the coverage test checks that every leaf has an entry.
+// of the IR (ir::OpKind) to its lowering. The table is built from the op tables' rows (their
+// Lowering and Fn columns, see below and lowering.cpp): no op is listed here or in lowering.cpp.
 //
 // Rules for a lowering:
 // - Read inputs with ctx.in(tensor_ir); they are resolved, present and unpoisoned before it runs.
@@ -102,19 +102,6 @@ class LoweringTable {
       return f(ctx, std::get<P>(op.payload));
     });
   }
-  // The same lowering for a Base variant under BaseFloat, BaseInt and BaseBool.
-  template <ir::BaseOp V, class F>
-  void on_base(F f) {
-    on<ir::leaf_of(ir::OpCategory::BaseFloat, V)>(f);
-    on<ir::leaf_of(ir::OpCategory::BaseInt, V)>(f);
-    on<ir::leaf_of(ir::OpCategory::BaseBool, V)>(f);
-  }
-  // The same lowering for a Numeric variant under NumericFloat and NumericInt.
-  template <ir::NumericOp V, class F>
-  void on_numeric(F f) {
-    on<ir::leaf_of(ir::OpCategory::NumericFloat, V)>(f);
-    on<ir::leaf_of(ir::OpCategory::NumericInt, V)>(f);
-  }
   // A leaf LibTorch truly cannot express: executing it is a clear error naming the reason.
   void unsupported(ir::OpKind kind, std::string reason);
   // A lowered leaf with a documented limit (some options answer a clear error); shown by
@@ -133,17 +120,51 @@ class LoweringTable {
 
 const LoweringTable& lowering_table();
 
-// One per family file (lower_<family>.cpp).
-void register_base_ops(LoweringTable& t);        // BaseOperationIr
-void register_numeric_ops(LoweringTable& t);     // NumericOperationIr: element-wise, clamp, pad...
-void register_reduce_ops(LoweringTable& t);      // NumericOperationIr: reductions, arg*, sort, cum*
-void register_float_ops(LoweringTable& t);       // FloatOperationIr
-void register_int_bool_ops(LoweringTable& t);    // IntOperationIr, BoolOperationIr
-void register_activation_ops(LoweringTable& t);  // ActivationOperationIr
-void register_conv_ops(LoweringTable& t);        // Module: conv, deformable, transposed
-void register_module_ops(LoweringTable& t);      // Module: the rest
-void register_quant_ops(LoweringTable& t);       // Float: Quantize, Dequantize
-void register_misc_ops(LoweringTable& t);        // Init, Drop, Custom, Distributed
+// ---- The lowering of every leaf, generated from the op tables' Lowering column --------------
+//
+// An `own` row is lowered by a function of its own, declared here and defined in the family file
+// (lower_<family>.cpp), so a missing one is a link error: `lower_<Table>_<Variant>`, one function
+// for every category of the table (lower_Base_Reshape serves BaseFloat, BaseInt and BaseBool;
+// lower_Numeric_Abs serves NumericFloat and NumericInt). A `split` row has one function per
+// category, `lower_<Category>_<Variant>` (lower_NumericFloat_Mean, lower_NumericInt_Mean): the
+// float/int choice is made once, when the table is built. Every other family is a template in
+// lower_families.hpp, expanded in lowering.cpp from the row's Fn column.
+#define TB_LOWER_TABLE_BaseFloat Base
+#define TB_LOWER_TABLE_BaseInt Base
+#define TB_LOWER_TABLE_BaseBool Base
+#define TB_LOWER_TABLE_NumericFloat Numeric
+#define TB_LOWER_TABLE_NumericInt Numeric
+#define TB_LOWER_TABLE_Bool Bool
+#define TB_LOWER_TABLE_Int Int
+#define TB_LOWER_TABLE_Float Float
+#define TB_LOWER_TABLE_Module Module
+#define TB_LOWER_TABLE_Init Init
+#define TB_LOWER_TABLE_Custom Custom
+#define TB_LOWER_TABLE_Drop Drop
+#define TB_LOWER_TABLE_Distributed Distributed
+#define TB_LOWER_TABLE_Activation Activation
+#define TB_LOWER_NAME_II(T, V) lower_##T##_##V
+#define TB_LOWER_NAME_I(T, V) TB_LOWER_NAME_II(T, V)
+// The function of an `own` row, and of a `split` row.
+#define TB_LOWER_OWN(Cat, V) TB_LOWER_NAME_I(TB_LOWER_TABLE_##Cat, V)
+#define TB_LOWER_SPLIT(Cat, V) TB_LOWER_NAME_II(Cat, V)
+
+#define TB_LOWER_DECLARE(Cat, V, P, Lowering, Fn) TB_LOWER_DECLARE_##Lowering(Cat, V, P)
+#define TB_LOWER_DECLARE_own(Cat, V, P) \
+  Status TB_LOWER_OWN(Cat, V)(OpContext & ctx, const ir::P& op);
+#define TB_LOWER_DECLARE_split(Cat, V, P) \
+  Status TB_LOWER_SPLIT(Cat, V)(OpContext & ctx, const ir::P& op);
+#define TB_LOWER_DECLARE_float_unary(Cat, V, P)
+#define TB_LOWER_DECLARE_float_binary(Cat, V, P)
+#define TB_LOWER_DECLARE_along_dim(Cat, V, P)
+#define TB_LOWER_DECLARE_bitwise(Cat, V, P)
+#define TB_LOWER_DECLARE_bitwise_scalar(Cat, V, P)
+#define TB_LOWER_DECLARE_logical(Cat, V, P)
+#define TB_LOWER_DECLARE_arith(Cat, V, P)
+#define TB_LOWER_DECLARE_arith_scalar(Cat, V, P)
+#define TB_LOWER_DECLARE_compare(Cat, V, P)
+#define TB_LOWER_DECLARE_compare_elem(Cat, V, P)
+TB_OP_LEAVES(TB_LOWER_DECLARE)
 
 // The custom ops every LibTorch device serves whatever the host registers (burn-signal's
 // `signal::rfft` / `signal::irfft`, signal_ops.cpp). A handler the host registers under the same

@@ -26,7 +26,7 @@ namespace tb::ir {
 #include "torchbridge/ir/numeric_ops.def"
 
 // The inner Burn enums, one enumerator per row.
-#define TB_INNER_ENUMERATOR(Cat, V, P) V,
+#define TB_INNER_ENUMERATOR(Cat, V, P, ...) V,
 enum class BaseOp : std::uint8_t { TB_BASE_OPS(TB_INNER_ENUMERATOR, _) };
 enum class NumericOp : std::uint8_t { TB_NUMERIC_OPS(TB_INNER_ENUMERATOR, _) };
 enum class FloatOp : std::uint8_t { TB_FLOAT_OPS(TB_INNER_ENUMERATOR, _) };
@@ -41,19 +41,21 @@ enum class DistributedOp : std::uint8_t { TB_DISTRIBUTED_OPS(TB_INNER_ENUMERATOR
 TB_UNIT_ENUM(OpCategory, BaseFloat, BaseInt, BaseBool, NumericFloat, NumericInt, Bool, Int, Float,
              Module, Init, Custom, Drop, Distributed, Activation);
 
-// Every leaf of the tree. The X-macro TB_OP_LEAVES(X) calls X(Category, Variant, Payload) per leaf,
-// with Variant `Op` for the categories that have no inner enum (OpKind::Init_Op, "Init").
+// Every leaf of the tree. The X-macro TB_OP_LEAVES(X) calls X(Category, Variant, Payload, Lowering,
+// Fn) per leaf, with Variant `Op` for the categories that have no inner enum (OpKind::Init_Op,
+// "Init"). The IR reads the first three; see the .def tables for the last two.
 // clang-format off
 #define TB_OP_LEAVES(X)                                                                \
   TB_BASE_OPS(X, BaseFloat) TB_BASE_OPS(X, BaseInt) TB_BASE_OPS(X, BaseBool)            \
   TB_NUMERIC_OPS(X, NumericFloat) TB_NUMERIC_OPS(X, NumericInt)                         \
   TB_BOOL_OPS(X, Bool) TB_INT_OPS(X, Int) TB_FLOAT_OPS(X, Float) TB_MODULE_OPS(X, Module) \
-  X(Init, Op, InitOperationIr) X(Custom, Op, CustomOpIr) X(Drop, Op, TensorIr)           \
+  X(Init, Op, InitOperationIr, own, _) X(Custom, Op, CustomOpIr, own, _)                \
+  X(Drop, Op, TensorIr, own, _)                                                         \
   TB_DISTRIBUTED_OPS(X, Distributed) TB_ACTIVATION_OPS(X, Activation)
 // clang-format on
 
 enum class OpKind : std::uint16_t {
-#define TB_LEAF_ENUM(Cat, V, P) TB_LEAF_ID(Cat, V),
+#define TB_LEAF_ENUM(Cat, V, P, ...) TB_LEAF_ID(Cat, V),
 #define TB_LEAF_ID(Cat, V) TB_LEAF_ID_I(Cat, V)
 #define TB_LEAF_ID_I(Cat, V) Cat##_##V
   TB_OP_LEAVES(TB_LEAF_ENUM)
@@ -61,13 +63,13 @@ enum class OpKind : std::uint16_t {
 };
 
 inline constexpr std::size_t kOpKindCount = 0
-#define TB_LEAF_COUNT(Cat, V, P) +1
+#define TB_LEAF_COUNT(Cat, V, P, ...) +1
     TB_OP_LEAVES(TB_LEAF_COUNT)
 #undef TB_LEAF_COUNT
     ;
 
 // The category of every leaf, and the first leaf of a category, at compile time.
-#define TB_LEAF_CATEGORY(Cat, V, P) OpCategory::Cat,
+#define TB_LEAF_CATEGORY(Cat, V, P, ...) OpCategory::Cat,
 inline constexpr OpCategory kLeafCategories[] = {TB_OP_LEAVES(TB_LEAF_CATEGORY)};
 #undef TB_LEAF_CATEGORY
 constexpr OpKind first_kind_of(OpCategory c) {
@@ -105,7 +107,7 @@ template <class... Ts>
 struct ToVariant<TypeList<Ts...>> {
   using type = std::variant<Ts...>;
 };
-#define TB_LEAF_PAYLOAD(Cat, V, P) , P
+#define TB_LEAF_PAYLOAD(Cat, V, P, ...) , P
 using AllPayloads = Unique<TypeList<>, UnitPayload TB_OP_LEAVES(TB_LEAF_PAYLOAD)>::type;
 #undef TB_LEAF_PAYLOAD
 }  // namespace detail
@@ -162,7 +164,7 @@ struct OperationIr {
 // The payload type of a leaf, at compile time: PayloadOf<OpKind::Float_Exp>::type is UnaryOpIr.
 template <OpKind K>
 struct PayloadOf;
-#define TB_LEAF_PAYLOAD_OF(Cat, V, P)            \
+#define TB_LEAF_PAYLOAD_OF(Cat, V, P, ...)       \
   template <>                                    \
   struct PayloadOf<OpKind::TB_LEAF_ID(Cat, V)> { \
     using type = P;                              \
