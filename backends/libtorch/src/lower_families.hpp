@@ -92,12 +92,17 @@ Status logical(OpContext& ctx, const ir::BinaryOpIr& op, F f) {
 
 // arith / arith_scalar / compare / compare_elem: Numeric rows under both NumericFloat and
 // NumericInt (lower_numeric.cpp has burn-flex's integer semantics: wrapping, floor division, u64
-// order).
+// order). IsFloat is the row's category, TB_LOWER_IS_FLOAT(Cat); lower_numeric.cpp defines and
+// explicitly instantiates both.
 enum class Arith { kAdd, kSub, kMul, kDiv, kRem };
 enum class Cmp { kGt, kGe, kLt, kLe };
+template <bool IsFloat>
 Status lower_arith(Arith arith, OpContext& ctx, const ir::BinaryOpIr& op);
+template <bool IsFloat>
 Status lower_arith_scalar(Arith arith, OpContext& ctx, const ir::ScalarOpIr& op);
+template <bool IsFloat>
 Status lower_compare(Cmp cmp, OpContext& ctx, const ir::BinaryOpIr& op);
+template <bool IsFloat>
 Status lower_compare_elem(Cmp cmp, OpContext& ctx, const ir::ScalarOpIr& op);
 
 }  // namespace tb::backend::libtorch

@@ -5,8 +5,17 @@
 namespace tb::backend::libtorch {
 
 const at::Tensor& OpContext::in(const ir::TensorIr& t) const {
-  for (const auto& input : inputs)
-    if (input.id == t.id.value) return *input.tensor;
+  // Lowerings mostly read their inputs in the order the executor bound them (the op's visit
+  // order): the next one is tried first, so a read costs no search.
+  if (next_input_ < inputs.size() && inputs[next_input_].id == t.id.value) {
+    return *inputs[next_input_++].tensor;
+  }
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    if (inputs[i].id == t.id.value) {
+      next_input_ = i + 1;
+      return *inputs[i].tensor;
+    }
+  }
   // The executor resolves every input before the lowering runs: reaching here is a bug.
   throw std::logic_error(fmt::format("input #{} was not resolved", t.id.value));
 }
@@ -63,7 +72,7 @@ namespace {
 
 // What each row of the op tables registers (TB_OP_LEAVES): `own` and `split` rows their function
 // (declared in lowering.hpp), a family row its family applied to the ATen function or parameter
-// in its Fn column.
+// in its Fn column (the Numeric families instantiated for the row's category).
 #define TB_LOWER_KIND(Cat, V) ::tb::ir::OpKind::TB_LEAF_ID(Cat, V)
 #define TB_LOWER_ROW(Cat, V, P, Lowering, Fn) TB_LOWER_ROW_##Lowering(Cat, V, P, Fn)
 #define TB_LOWER_ROW_own(Cat, V, P, Fn) t.on<TB_LOWER_KIND(Cat, V)>(&TB_LOWER_OWN(Cat, V));
@@ -97,13 +106,13 @@ namespace {
                         return at::Fn(a, b);                                                     \
                       }))
 #define TB_LOWER_ROW_arith(Cat, V, P, Fn) \
-  TB_LOWER_ROW_FAMILY(Cat, V, P, lower_arith(Arith::Fn, ctx, op))
+  TB_LOWER_ROW_FAMILY(Cat, V, P, lower_arith<TB_LOWER_IS_FLOAT(Cat)>(Arith::Fn, ctx, op))
 #define TB_LOWER_ROW_arith_scalar(Cat, V, P, Fn) \
-  TB_LOWER_ROW_FAMILY(Cat, V, P, lower_arith_scalar(Arith::Fn, ctx, op))
+  TB_LOWER_ROW_FAMILY(Cat, V, P, lower_arith_scalar<TB_LOWER_IS_FLOAT(Cat)>(Arith::Fn, ctx, op))
 #define TB_LOWER_ROW_compare(Cat, V, P, Fn) \
-  TB_LOWER_ROW_FAMILY(Cat, V, P, lower_compare(Cmp::Fn, ctx, op))
+  TB_LOWER_ROW_FAMILY(Cat, V, P, lower_compare<TB_LOWER_IS_FLOAT(Cat)>(Cmp::Fn, ctx, op))
 #define TB_LOWER_ROW_compare_elem(Cat, V, P, Fn) \
-  TB_LOWER_ROW_FAMILY(Cat, V, P, lower_compare_elem(Cmp::Fn, ctx, op))
+  TB_LOWER_ROW_FAMILY(Cat, V, P, lower_compare_elem<TB_LOWER_IS_FLOAT(Cat)>(Cmp::Fn, ctx, op))
 
 LoweringTable build_lowering_table() {
   LoweringTable t;

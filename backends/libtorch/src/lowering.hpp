@@ -82,6 +82,7 @@ class OpContext {
   const at::Device& device_;
   at::Generator& generator_;
   const CustomOpRegistry* custom_ops_;
+  mutable std::size_t next_input_ = 0;  // in()'s guess at the next input read
 };
 
 using LowerFn = std::function<Status(OpContext&, const ir::OperationIr&)>;
@@ -128,7 +129,9 @@ const LoweringTable& lowering_table();
 // lower_Numeric_Abs serves NumericFloat and NumericInt). A `split` row has one function per
 // category, `lower_<Category>_<Variant>` (lower_NumericFloat_Mean, lower_NumericInt_Mean): the
 // float/int choice is made once, when the table is built. Every other family is a template in
-// lower_families.hpp, expanded in lowering.cpp from the row's Fn column.
+// lower_families.hpp, expanded in lowering.cpp from the row's Fn column; the Numeric families
+// (arith, compare, ...) are also templates on TB_LOWER_IS_FLOAT(Category), so their float/int
+// choice is made when the table is built too.
 #define TB_LOWER_TABLE_BaseFloat Base
 #define TB_LOWER_TABLE_BaseInt Base
 #define TB_LOWER_TABLE_BaseBool Base
@@ -143,6 +146,10 @@ const LoweringTable& lowering_table();
 #define TB_LOWER_TABLE_Drop Drop
 #define TB_LOWER_TABLE_Distributed Distributed
 #define TB_LOWER_TABLE_Activation Activation
+// Whether a Numeric category's rows lower float tensors (the IsFloat of the Numeric families).
+#define TB_LOWER_IS_FLOAT_NumericFloat true
+#define TB_LOWER_IS_FLOAT_NumericInt false
+#define TB_LOWER_IS_FLOAT(Cat) TB_LOWER_IS_FLOAT_##Cat
 #define TB_LOWER_NAME_II(T, V) lower_##T##_##V
 #define TB_LOWER_NAME_I(T, V) TB_LOWER_NAME_II(T, V)
 // The function of an `own` row, and of a `split` row.
