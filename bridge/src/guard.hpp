@@ -4,27 +4,13 @@
 // a lock, a bug), and it ends that session or that request, never the process.
 #pragma once
 
-#include <exception>
-#include <new>
 #include <string>
-#include <system_error>
+
+#include "torchbridge/exception_text.hpp"
 
 namespace tb::bridge {
 
-// What the current exception says, for a log line or a close reason. Call inside a catch.
-inline std::string current_exception_text() {
-  try {
-    throw;
-  } catch (const std::bad_alloc&) {
-    return "out of memory";
-  } catch (const std::system_error& e) {
-    return std::string("system error: ") + e.what();
-  } catch (const std::exception& e) {
-    return e.what();
-  } catch (...) {
-    return "an unknown exception";
-  }
-}
+using tb::current_exception_text;
 
 // Runs `fn`; an exception becomes `on_exception(text)`, which must not throw.
 template <class Fn, class OnException>

@@ -2,6 +2,7 @@
 #include <ATen/detail/CUDAHooksInterface.h>
 #include <fmt/format.h>
 
+#include "aten_guard.hpp"
 #include "executor.hpp"
 #include "torchbridge/libtorch/libtorch.hpp"
 
@@ -77,13 +78,7 @@ class LibTorchBackend final : public Backend {
 }  // namespace
 
 Result<std::unique_ptr<Backend>> make_backend(const BackendOptions& options) {
-  c10::optional<at::Device> device;
-  try {
-    device = at::Device(options.device);
-  } catch (const std::exception& e) {
-    return make_error(ErrorCode::kInvalidArgument, "invalid device \"{}\": expected cpu or cuda:N",
-                      options.device);
-  }
+  TB_TRY_ASSIGN(c10::optional<at::Device> device, parse_device(options.device));
   if (device->is_cuda()) {
     if (!cuda_available()) {
       return make_error(ErrorCode::kUnsupported,

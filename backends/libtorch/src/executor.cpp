@@ -1,133 +1,20 @@
 #include "executor.hpp"
 
 #include <ATen/detail/CUDAHooksInterface.h>
-#include <c10/util/Exception.h>
 #include <fmt/format.h>
 
+#include "aten_guard.hpp"
 #include "dtype.hpp"
-#include "lowering.hpp"
-#include "torchbridge/ir/visit.hpp"
+#include "executor_context.hpp"
 
 namespace tb::backend::libtorch {
 
 namespace {
 
-using TensorIrs = std::vector<const ir::TensorIr*>;
-
-// Splits an op's tensors into inputs and outputs (into the given vectors, emptied first).
-struct Resolver final : ir::ConstOpVisitor {
-  TensorIrs& inputs;
-  TensorIrs& outputs;
-  Resolver(TensorIrs& in, TensorIrs& out) : inputs(in), outputs(out) {
-    inputs.clear();
-    outputs.clear();
-  }
-  void tensor(const ir::TensorIr& t, bool is_output) override {
-    (is_output ? outputs : inputs).push_back(&t);
-  }
-};
-
 at::Generator make_generator(const at::Device& device) {
   return at::globalContext().defaultGenerator(device).clone();
 }
 
-// Ops that only move values: on a per-tensor quantized input their output keeps its scale, as
-// burn-flex's q_reshape, q_swap_dims, q_select... keep it (block schemes requantize).
-bool moves_values(ir::OpKind kind) {
-  using ir::BaseOp;
-  using ir::OpCategory;
-  constexpr BaseOp kMoves[] = {BaseOp::Reshape, BaseOp::SwapDims, BaseOp::Permute, BaseOp::Flip,
-                               BaseOp::Expand,  BaseOp::Unfold,   BaseOp::Slice,   BaseOp::Select,
-                               BaseOp::Gather,  BaseOp::RepeatDim};
-  for (BaseOp b : kMoves)
-    if (kind == ir::leaf_of(OpCategory::BaseFloat, b)) return true;
-  return false;
-}
-
-// The op as it runs on dequantized values: quantized inputs (and outputs, which are requantized
-// afterwards) in the float dtype `compute`.
-struct Dequantized final : ir::OpVisitor {
-  const std::vector<bool>* quantized_inputs = nullptr;
-  ir::DType compute;
-  bool keep_outputs = false;
-  std::size_t input = 0;
-  void tensor(ir::TensorIr& t, bool is_output) override {
-    if (!is_output) {
-      if ((*quantized_inputs)[input++]) t.dtype = compute;
-    } else if (t.dtype.is_quantized() && !keep_outputs) {
-      t.dtype = compute;
-    }
-  }
-};
-}  // namespace
-
-struct Produced {
-  const ir::TensorIr* t;
-  at::Tensor value;
-  std::optional<ir::DType> held;  // set where it differs from t's declared dtype
-};
-
-class LibTorchExecutor::Context final : public OpContext, public quant::QuantIo {
- public:
-  using OpContext::OpContext;
-  std::vector<Produced> produced;
-  std::vector<std::pair<const ir::TensorIr*, quant::QTensor>> produced_quantized;
-  std::vector<std::pair<std::uint64_t, const quant::QTensor*>> quantized_inputs;
-
-  bool produced_output(std::uint64_t id) const {
-    for (const auto& p : produced)
-      if (p.t->id.value == id) return true;
-    for (const auto& p : produced_quantized)
-      if (p.first->id.value == id) return true;
-    return false;
-  }
-
-  const quant::QTensor* quantized(const ir::TensorIr& t) const override {
-    for (const auto& [id, q] : quantized_inputs)
-      if (id == t.id.value) return q;
-    return nullptr;
-  }
-
-  Status store_quantized(const ir::TensorIr& t, quant::QTensor value) override {
-    if (!same_shape(value.values.sizes(), t.shape.dims)) {
-      return make_error(ErrorCode::kInvalidArgument, "output #{} has shape {}, declared [{}]",
-                        t.id.value, shape_string(value.values.sizes()),
-                        fmt::join(t.shape.dims, ", "));
-    }
-    value = quant::to_device(value, device());
-    for (auto& p : produced_quantized) {
-      if (p.first->id.value == t.id.value) {
-        p.second = std::move(value);
-        return ok();
-      }
-    }
-    produced_quantized.emplace_back(&t, std::move(value));
-    return ok();
-  }
-
- protected:
-  void store(const ir::TensorIr& t, at::Tensor value, const ir::DType& held) override {
-    std::optional<ir::DType> differs;
-    if (!(held == t.dtype)) differs = held;
-    for (auto& p : produced) {
-      if (p.t->id.value == t.id.value) {
-        p.value = std::move(value);
-        p.held = differs;
-        return;
-      }
-    }
-    produced.push_back(Produced{&t, std::move(value), differs});
-  }
-};
-
-struct LibTorchExecutor::Scratch {
-  TensorIrs inputs, outputs;
-  std::vector<const Handle*> resolved;
-  std::vector<OpContext::Input> ctx_inputs;
-  std::vector<Produced> produced;
-};
-
-namespace {
 // Lends the scratch vectors to an op's context and takes them back, emptied, when the op is done.
 template <class Scratch, class Context>
 class ScratchLease {
@@ -149,7 +36,53 @@ class ScratchLease {
   Scratch& scratch_;
   Context& ctx_;
 };
+
 }  // namespace
+
+bool LibTorchExecutor::Context::produced_output(std::uint64_t id) const {
+  for (const auto& p : produced)
+    if (p.t->id.value == id) return true;
+  for (const auto& p : produced_quantized)
+    if (p.first->id.value == id) return true;
+  return false;
+}
+
+const quant::QTensor* LibTorchExecutor::Context::quantized(const ir::TensorIr& t) const {
+  for (const auto& [id, q] : quantized_inputs)
+    if (id == t.id.value) return q;
+  return nullptr;
+}
+
+Status LibTorchExecutor::Context::store_quantized(const ir::TensorIr& t, quant::QTensor value) {
+  if (!same_shape(value.values.sizes(), t.shape.dims)) {
+    return make_error(ErrorCode::kInvalidArgument, "output #{} has shape {}, declared [{}]",
+                      t.id.value, shape_string(value.values.sizes()),
+                      fmt::join(t.shape.dims, ", "));
+  }
+  value = quant::to_device(value, device());
+  for (auto& p : produced_quantized) {
+    if (p.first->id.value == t.id.value) {
+      p.second = std::move(value);
+      return ok();
+    }
+  }
+  produced_quantized.emplace_back(&t, std::move(value));
+  return ok();
+}
+
+void LibTorchExecutor::Context::store(const ir::TensorIr& t, at::Tensor value,
+                                      const ir::DType& held) {
+  std::optional<ir::DType> differs;
+  if (!(held == t.dtype)) differs = held;
+  for (auto& p : produced) {
+    if (p.t->id.value == t.id.value) {
+      p.value = std::move(value);
+      p.held = differs;
+      return;
+    }
+  }
+  produced.push_back(Produced{&t, std::move(value), differs});
+}
 
 LibTorchExecutor::LibTorchExecutor(at::Device device,
                                    std::shared_ptr<const CustomOpRegistry> custom_ops)
@@ -191,26 +124,15 @@ std::shared_ptr<FailureLog::Failure> LibTorchExecutor::record(const Error& error
 
 Status LibTorchExecutor::register_tensor(ir::TensorId id, const ir::TensorData& data) {
   Handle handle;
-  Status status = ok();
-  try {
+  const Status status = aten_guard("", [&]() -> Status {
     if (data.dtype.is_quantized()) {
-      auto q = quant::from_data(data, device_);
-      if (q) {
-        handle.q = std::make_shared<const quant::QTensor>(std::move(q).value());
-      } else {
-        status = q.error();
-      }
+      TB_TRY_ASSIGN(auto q, quant::from_data(data, device_));
+      handle.q = std::make_shared<const quant::QTensor>(std::move(q));
     } else {
-      auto tensor = tensor_from_data(data, device_);
-      if (tensor) {
-        handle.tensor = std::move(tensor).value();
-      } else {
-        status = tensor.error();
-      }
+      TB_TRY_ASSIGN(handle.tensor, tensor_from_data(data, device_));
     }
-  } catch (const std::exception& e) {
-    status = make_error(ErrorCode::kExecution, "{}", e.what());
-  }
+    return ok();
+  });
   if (!status) {
     Error e = with_context(status.error(), fmt::format("RegisterTensor #{}", id.value));
     poison(id.value, record(e));
@@ -253,7 +175,7 @@ Result<ir::TensorData> LibTorchExecutor::read_tensor(const ir::TensorIr& t) {
     return make_error(ErrorCode::kInvalidArgument, "tensor #{} has shape {}, read as [{}]",
                       t.id.value, shape_string(sizes), fmt::join(t.shape.dims, ", "));
   }
-  try {
+  return aten_guard(fmt::format("reading tensor #{}", t.id.value), [&]() -> Result<ir::TensorData> {
     if (q) {
       // Read as stored, whatever scheme the read names (as Burn's backends answer).
       if (t.dtype.is_quantized()) return quant::to_data(*q);
@@ -270,11 +192,11 @@ Result<ir::TensorData> LibTorchExecutor::read_tensor(const ir::TensorIr& t) {
                         c10::toString(tensor.scalar_type()), quant::describe(t.dtype.scheme));
     }
     return data_from_tensor(tensor, held.value_or(t.dtype));
-  } catch (const std::exception& e) {
-    return make_error(ErrorCode::kExecution, "reading tensor #{}: {}", t.id.value, e.what());
-  }
+  });
 }
 
+// An op runs in three steps: resolve its inputs, run its lowering (through the quantized rewrite
+// only when it touches a quantized tensor), commit its outputs or its failure.
 Status LibTorchExecutor::execute(const ir::OperationIr& op) {
   ++stats_.ops;
   switch (op.category()) {
@@ -286,154 +208,76 @@ Status LibTorchExecutor::execute(const ir::OperationIr& op) {
     default:
       break;
   }
+  std::shared_ptr<FailureLog::Failure> inherited;  // a poisoned input's failure
+  Status status = resolve(op, inherited);
+  std::optional<QuantRewrite> rewrite;
+  if (status && QuantRewrite::needed(op, scratch_->resolved, scratch_->outputs)) {
+    rewrite.emplace(op, scratch_->resolved);
+  }
+  Context ctx(rewrite ? rewrite->plain() : op, device_, generator_, custom_ops_.get());
+  ScratchLease<Scratch, Context> lease(*scratch_, ctx);
+  if (status) status = run(ctx, rewrite ? &*rewrite : nullptr);
+  return commit(op, ctx, std::move(status), inherited);
+}
 
-  Resolver tensors(scratch_->inputs, scratch_->outputs);
+Status LibTorchExecutor::resolve(const ir::OperationIr& op,
+                                 std::shared_ptr<FailureLog::Failure>& inherited) {
+  SplitTensors tensors(scratch_->inputs, scratch_->outputs);
   ir::visit(op, tensors);
-  Status status = ok();
   std::vector<const Handle*>& resolved = scratch_->resolved;
   resolved.clear();
-  std::shared_ptr<FailureLog::Failure> inherited;  // a poisoned input's failure
-  for (const ir::TensorIr* t : tensors.inputs) {
+  for (const ir::TensorIr* t : scratch_->inputs) {
     auto handle = lookup(*t);
     if (!handle) {
-      status = handle.error();
       if (const auto it = handles_.find(t->id.value); it != handles_.end()) {
         inherited = it->second.failure;
       }
-      break;
+      return handle.error();
     }
     resolved.push_back(handle.value());
   }
+  return ok();
+}
 
-  // Quantized tensors reach only the quantization lowering as such; any other op runs on their
-  // dequantized values, and its quantized outputs are requantized afterwards.
-  const bool dequantize_op = op.kind == ir::OpKind::Float_Dequantize;
-  const bool quantize_op = op.kind == ir::OpKind::Float_Quantize;
-  const auto dequantized_input = [&](std::size_t i) { return resolved[i]->q && !dequantize_op; };
-  bool rewrite = false;
-  for (std::size_t i = 0; i < resolved.size(); ++i) rewrite = rewrite || dequantized_input(i);
-  for (const ir::TensorIr* o : tensors.outputs)
-    rewrite = rewrite || (o->dtype.is_quantized() && !quantize_op);
-  const bool tagged = ir::category_has_dtype(op.category()) && op.dtype.is_quantized();
-  rewrite = rewrite || (tagged && !quantize_op && !dequantize_op);
-
-  ir::OperationIr plain;
-  const ir::OperationIr* run = &op;
-  TensorIrs rewritten_inputs, rewritten_outputs;
-  Resolver run_tensors(rewritten_inputs, rewritten_outputs);
-  ir::DType compute = ir::DTypeKind::F32;
-  if (ir::category_has_dtype(op.category()) && op.dtype.is_float()) compute = op.dtype;
-  if (status && rewrite) {
-    plain = op;
-    if (tagged && !quantize_op && !dequantize_op) plain.dtype = compute;
-    std::vector<bool> quantized_inputs(resolved.size());
-    for (std::size_t i = 0; i < resolved.size(); ++i) quantized_inputs[i] = dequantized_input(i);
-    Dequantized rewriter;
-    rewriter.quantized_inputs = &quantized_inputs;
-    rewriter.compute = compute;
-    rewriter.keep_outputs = quantize_op;
-    ir::visit(plain, rewriter);
-    run = &plain;
-    ir::visit(plain, run_tensors);
-  }
-  const auto& run_inputs = rewrite ? run_tensors.inputs : tensors.inputs;
-  const auto& run_outputs = rewrite ? run_tensors.outputs : tensors.outputs;
-
-  Context ctx(*run, device_, generator_, custom_ops_.get());
-  ScratchLease<Scratch, Context> lease(*scratch_, ctx);
-  std::vector<at::Tensor> dequantized;
-  if (rewrite) dequantized.reserve(resolved.size());  // stable addresses for ctx.inputs
-  if (status) {
+Status LibTorchExecutor::run(Context& ctx, QuantRewrite* rewrite) {
+  const std::vector<const Handle*>& resolved = scratch_->resolved;
+  if (rewrite) {
     ctx.inputs.reserve(resolved.size());
-    try {
-      for (std::size_t i = 0; i < resolved.size() && status; ++i) {
+    TB_TRY(rewrite->bind_inputs(ctx.inputs, ctx.quantized_inputs));
+  } else {
+    TB_TRY(aten_guard("binding the inputs", [&] {
+      ctx.inputs.reserve(resolved.size());
+      for (std::size_t i = 0; i < resolved.size(); ++i) {
         const Handle& h = *resolved[i];
-        const std::uint64_t id = run_inputs[i]->id.value;
+        const std::uint64_t id = scratch_->inputs[i]->id.value;
         if (!h.q) {
           ctx.inputs.push_back({id, &h.tensor});
-        } else if (!dequantized_input(i)) {
+        } else {  // only the dequantize lowering gets here with a quantized input
           ctx.inputs.push_back({id, &h.q->values});
           ctx.quantized_inputs.emplace_back(id, h.q.get());
-        } else if (auto values = quant::dequantize(*h.q)) {
-          dequantized.push_back(to_storage(values.value(), compute));
-          ctx.inputs.push_back({id, &dequantized.back()});
-        } else {
-          status = with_context(values.error(), fmt::format("dequantizing input #{}", id));
         }
       }
-    } catch (const std::exception& e) {
-      status = make_error(ErrorCode::kExecution, "dequantizing an input: {}", e.what());
+    }));
+  }
+  const auto& entry = lowering_table().entry(ctx.op().kind);
+  if (!entry.fn) return make_error(ErrorCode::kUnsupported, "no lowering registered");
+  TB_TRY(aten_guard("", [&] { return entry.fn(ctx, ctx.op()); }));
+  for (const ir::TensorIr* o : rewrite ? rewrite->plain_outputs() : scratch_->outputs) {
+    if (!ctx.produced_output(o->id.value)) {
+      return make_error(ErrorCode::kInternal, "the lowering did not produce output #{}",
+                        o->id.value);
     }
   }
-  if (status) {
-    const auto& entry = lowering_table().entry(op.kind);
-    try {
-      status = entry.fn ? entry.fn(ctx, *run)
-                        : Status(make_error(ErrorCode::kUnsupported, "no lowering registered"));
-    } catch (const c10::Error& e) {
-      status = make_error(ErrorCode::kExecution, "{}", e.what_without_backtrace());
-    } catch (const std::exception& e) {
-      status = make_error(ErrorCode::kExecution, "{}", e.what());
-    }
-  }
-  if (status) {
-    for (const ir::TensorIr* o : run_outputs) {
-      if (!ctx.produced_output(o->id.value)) {
-        status = make_error(ErrorCode::kInternal, "the lowering did not produce output #{}",
-                            o->id.value);
-        break;
-      }
-    }
-  }
+  if (rewrite) TB_TRY(rewrite->requantize(scratch_->outputs, ctx.produced, ctx.requantized));
+  return ok();
+}
 
-  // Outputs declared quantized but computed in float.
-  std::vector<std::pair<std::uint64_t, quant::QTensor>> requantized;
-  if (status && rewrite && !quantize_op) {
-    const quant::QTensor* source = nullptr;
-    std::size_t sources = 0;
-    for (std::size_t i = 0; i < resolved.size(); ++i) {
-      if (dequantized_input(i) && resolved[i]->q.get() != source) {
-        source = resolved[i]->q.get();
-        ++sources;
-      }
-    }
-    try {
-      for (const ir::TensorIr* o : tensors.outputs) {
-        if (!o->dtype.is_quantized()) continue;
-        const at::Tensor* value = nullptr;
-        for (const auto& p : ctx.produced)
-          if (p.t->id.value == o->id.value) value = &p.value;
-        if (!value) continue;
-        const ir::QuantScheme& scheme = o->dtype.scheme;
-        Result<quant::QTensor> q = make_error(ErrorCode::kInternal, "unset");
-        if (moves_values(op.kind) && sources == 1 && !source->scheme.block && !scheme.block &&
-            source->scheme.value == scheme.value && source->scheme.mode == scheme.mode &&
-            source->scheme.tensor == scheme.tensor) {
-          quant::QTensor like = *source;
-          if (like.scheme != scheme) like.packing = quant::Packing::kPerLine;
-          like.scheme = scheme;
-          q = quant::requantize_like(*value, like);
-        } else {
-          q = quant::quantize_dynamic(*value, scheme);
-        }
-        if (!q) {
-          status = with_context(q.error(), fmt::format("requantizing output #{}", o->id.value));
-          break;
-        }
-        requantized.emplace_back(o->id.value, std::move(q).value());
-      }
-    } catch (const c10::Error& e) {
-      status = make_error(ErrorCode::kExecution, "requantizing: {}", e.what_without_backtrace());
-    } catch (const std::exception& e) {
-      status = make_error(ErrorCode::kExecution, "requantizing: {}", e.what());
-    }
-  }
-
+Status LibTorchExecutor::commit(const ir::OperationIr& op, Context& ctx, Status status,
+                                const std::shared_ptr<FailureLog::Failure>& inherited) {
   // The client counts a ReadWrite input as consumed whether or not the op succeeded.
-  for (const ir::TensorIr* t : tensors.inputs) {
+  for (const ir::TensorIr* t : scratch_->inputs) {
     if (t->status == ir::TensorStatus::ReadWrite) handles_.erase(t->id.value);
   }
-
   if (!status) {
     Error e = with_context(status.error(), op.name());
     // An op on a poisoned input fails for that input's reason: its outputs carry the same
@@ -445,20 +289,18 @@ Status LibTorchExecutor::execute(const ir::OperationIr& op) {
     } else {
       failure = record(e);
     }
-    for (const ir::TensorIr* o : tensors.outputs) poison(o->id.value, failure);
+    for (const ir::TensorIr* o : scratch_->outputs) poison(o->id.value, failure);
     return e;
   }
   for (auto& p : ctx.produced) {
     handles_.set(p.t->id.value, Handle{std::move(p.value), nullptr, nullptr, p.held});
   }
-  for (auto& [t, value] : ctx.produced_quantized) {
-    handles_.set(t->id.value, Handle{at::Tensor(), nullptr,
-                                     std::make_shared<const quant::QTensor>(std::move(value))});
-  }
-  for (auto& [id, value] : requantized) {
-    handles_.set(id, Handle{at::Tensor(), nullptr,
-                            std::make_shared<const quant::QTensor>(std::move(value))});
-  }
+  const auto quantized = [](quant::QTensor value) {
+    return Handle{at::Tensor(), nullptr, std::make_shared<const quant::QTensor>(std::move(value))};
+  };
+  for (auto& [t, value] : ctx.produced_quantized)
+    handles_.set(t->id.value, quantized(std::move(value)));
+  for (auto& [id, value] : ctx.requantized) handles_.set(id, quantized(std::move(value)));
   return ok();
 }
 
@@ -467,10 +309,8 @@ void LibTorchExecutor::device_sync() {
 }
 
 Status LibTorchExecutor::sync() {
-  try {
-    device_sync();
-  } catch (const std::exception& e) {
-    record(make_error(ErrorCode::kExecution, "device synchronisation failed: {}", e.what()));
+  if (Status s = aten_guard("device synchronisation failed", [&] { device_sync(); }); !s) {
+    record(s.error());
   }
   return failures_.take_report();
 }
@@ -506,13 +346,12 @@ Result<std::shared_ptr<const Transferable>> LibTorchExecutor::take_for_transfer(
   if (!handle) return handle.error();
   std::shared_ptr<const Transferable> out;
   if (const auto& q = handle.value()->q) {
-    try {
-      TB_TRY_ASSIGN(auto transfer, quant::prepare_transfer(*q));
-      out = std::make_shared<const QuantTransferable>(std::move(transfer));
-    } catch (const std::exception& e) {
-      return make_error(ErrorCode::kExecution, "dequantizing tensor #{} for its transfer: {}",
-                        t.id.value, e.what());
-    }
+    TB_TRY(aten_guard(fmt::format("dequantizing tensor #{} for its transfer", t.id.value),
+                      [&]() -> Status {
+                        TB_TRY_ASSIGN(auto transfer, quant::prepare_transfer(*q));
+                        out = std::make_shared<const QuantTransferable>(std::move(transfer));
+                        return ok();
+                      }));
   } else {
     out = std::make_shared<const TorchTransferable>(handle.value()->tensor, t.dtype);
   }
@@ -527,26 +366,20 @@ Status LibTorchExecutor::register_transferred(ir::TensorId id, const Transferabl
     return make_error(ErrorCode::kInvalidArgument, "tensor #{} comes from another backend",
                       id.value);
   }
-  try {
+  const auto where = fmt::format("moving tensor #{} to {}", id.value, device_.str());
+  const Status status = aten_guard(where, [&]() -> Status {
     if (quantized) {
       auto q = quant::finish_transfer(quantized->transfer(), device_);
-      if (!q) {
-        Error err = with_context(q.error(), fmt::format("requantizing tensor #{}", id.value));
-        poison(id.value, record(err));
-        return err;
-      }
+      if (!q) return with_context(q.error(), fmt::format("requantizing tensor #{}", id.value));
       handles_.set(id.value, Handle{at::Tensor(), nullptr,
                                     std::make_shared<const quant::QTensor>(std::move(q).value())});
     } else {
       handles_.set(id.value, Handle{torch->tensor().to(device_), nullptr, nullptr});
     }
-  } catch (const std::exception& e) {
-    Error err = make_error(ErrorCode::kExecution, "moving tensor #{} to {}: {}", id.value,
-                           device_.str(), e.what());
-    poison(id.value, record(err));
-    return err;
-  }
-  return ok();
+    return ok();
+  });
+  if (!status) poison(id.value, record(status.error()));
+  return status;
 }
 
 Result<std::optional<ir::ProfileToken>> LibTorchExecutor::profile_start() {

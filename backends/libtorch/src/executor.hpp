@@ -17,6 +17,8 @@
 
 namespace tb::backend::libtorch {
 
+class QuantRewrite;
+
 // A tensor parked for a same-host transfer.
 class TorchTransferable final : public Transferable {
  public:
@@ -85,6 +87,14 @@ class LibTorchExecutor final : public Executor {
   // re-entered), so that running a plain op allocates nothing of the executor's own.
   struct Scratch;
 
+  // execute's steps. resolve: the op's inputs' handles into scratch_ (or the error of the first
+  // missing one, with its failure in `inherited` where it is poisoned). run: binds them and runs
+  // the lowering, through `rewrite` where the op touches a quantized tensor. commit: consumes the
+  // ReadWrite inputs and stores the outputs, or poisons them with the failure.
+  Status resolve(const ir::OperationIr& op, std::shared_ptr<FailureLog::Failure>& inherited);
+  Status run(Context& ctx, QuantRewrite* rewrite);
+  Status commit(const ir::OperationIr& op, Context& ctx, Status status,
+                const std::shared_ptr<FailureLog::Failure>& inherited);
   // The handle of an input, or the error explaining why there is none.
   Result<const Handle*> lookup(const ir::TensorIr& tensor) const;
   void poison(std::uint64_t id, const std::shared_ptr<FailureLog::Failure>& failure);

@@ -1,5 +1,6 @@
 // Init, Drop, Custom and Distributed. Init and Drop are handled by the executor itself (they touch
 // only the handle table); Custom dispatches to the host's registry, then to the built-in ops.
+#include "aten_guard.hpp"
 #include "lowering.hpp"
 
 namespace tb::backend::libtorch {
@@ -12,17 +13,7 @@ Status lower_custom(OpContext& ctx, const ir::CustomOpIr& op) {
   if (!handler) return ctx.invalid("no custom op \"{}\" is registered on this host", op.id);
   CustomOpCall call{op, ctx.in(op.inputs), ctx.device()};
   // A handler is user code: whatever it throws becomes this op's error, named after the op.
-  auto result = [&]() -> Result<std::vector<at::Tensor>> {
-    try {
-      return (*handler)(call);
-    } catch (const c10::Error& e) {
-      return make_error(ErrorCode::kExecution, "{}", e.what_without_backtrace());
-    } catch (const std::exception& e) {
-      return make_error(ErrorCode::kExecution, "{}", e.what());
-    } catch (...) {
-      return make_error(ErrorCode::kExecution, "the handler threw a non-standard exception");
-    }
-  }();
+  auto result = aten_guard("", [&] { return (*handler)(call); });
   if (!result) return with_context(result.error(), fmt::format("custom op \"{}\"", op.id));
   auto& outputs = result.value();
   if (outputs.size() != op.outputs.size()) {

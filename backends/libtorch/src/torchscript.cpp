@@ -23,6 +23,8 @@
 #include <torch/csrc/jit/passes/inliner.h>
 #include <torch/script.h>
 
+#include "aten_guard.hpp"
+
 namespace tb::backend::libtorch {
 
 namespace {
@@ -278,18 +280,12 @@ Result<std::vector<at::Tensor>> call_module(const LoadedModule& m, const CustomO
   }
   TB_TRY_ASSIGN(auto args, arguments(m.signature, call));
   DeviceModule& dm = *it->second;
-  c10::IValue result;
-  try {
-    c10::NoGradGuard no_grad;
-    std::unique_lock<std::mutex> lock(dm.mutex, std::defer_lock);
-    if (m.signature.mutates_state) lock.lock();
-    result = dm.module.get_method("forward")(std::move(args));
-  } catch (const c10::Error& e) {
-    return make_error(ErrorCode::kExecution, "module {} raised: {}", m.path,
-                      e.what_without_backtrace());
-  } catch (const std::exception& e) {
-    return make_error(ErrorCode::kExecution, "module {} raised: {}", m.path, e.what());
-  }
+  TB_TRY_ASSIGN(c10::IValue result, aten_guard(fmt::format("module {} raised", m.path), [&] {
+                  c10::NoGradGuard no_grad;
+                  std::unique_lock<std::mutex> lock(dm.mutex, std::defer_lock);
+                  if (m.signature.mutates_state) lock.lock();
+                  return dm.module.get_method("forward")(std::move(args));
+                }));
   std::vector<at::Tensor> outputs;
   TB_TRY(flatten(result, outputs));
   return outputs;
@@ -300,17 +296,12 @@ Result<torch::jit::Module> load_module(const std::string& path, const c10::Devic
   if (!std::ifstream(path)) {
     return make_error(ErrorCode::kNotFound, "cannot open TorchScript module {}", path);
   }
-  try {
-    torch::jit::Module module = torch::jit::load(path, device);
-    module.eval();
-    return module;
-  } catch (const c10::Error& e) {
-    return make_error(ErrorCode::kInvalidArgument, "cannot load TorchScript module {}: {}", path,
-                      e.what_without_backtrace());
-  } catch (const std::exception& e) {
-    return make_error(ErrorCode::kInvalidArgument, "cannot load TorchScript module {}: {}", path,
-                      e.what());
-  }
+  return aten_guard(ErrorCode::kInvalidArgument,
+                    fmt::format("cannot load TorchScript module {}", path), [&] {
+                      torch::jit::Module module = torch::jit::load(path, device);
+                      module.eval();
+                      return module;
+                    });
 }
 
 }  // namespace
@@ -359,13 +350,8 @@ Result<TorchScriptOp> load_torchscript_op(const std::string& name, const std::st
   loaded->path = path;
   for (const auto& device_name : devices) {
     if (loaded->by_device.count(device_name)) continue;
-    c10::optional<c10::Device> device;
-    try {
-      device = c10::Device(device_name);
-    } catch (const std::exception&) {
-      return make_error(ErrorCode::kInvalidArgument, "invalid device \"{}\"", device_name);
-    }
-    TB_TRY_ASSIGN(torch::jit::Module module, load_module(path, *device));
+    TB_TRY_ASSIGN(const at::Device device, parse_device(device_name));
+    TB_TRY_ASSIGN(torch::jit::Module module, load_module(path, device));
     if (loaded->by_device.empty()) {
       auto sig = signature_of(module);
       if (!sig) return with_context(sig.error(), fmt::format("module {}", path));
