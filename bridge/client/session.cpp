@@ -122,11 +122,7 @@ Status Session::open() {
   const auto timeout = options_.connect_timeout;
   const bool secure = io.ws.next_layer().is_tls();
   const std::string port = peer_.port ? std::to_string(*peer_.port) : secure ? "443" : "80";
-  // Brackets of an IPv6 literal belong to the URL, not to the name the resolver takes.
-  std::string host = peer_.host;
-  if (host.size() > 2 && host.front() == '[' && host.back() == ']') {
-    host = host.substr(1, host.size() - 2);
-  }
+  const std::string host(tb::net::unbracketed(peer_.host));
 
   // Host names here are loopback or numeric in practice; the resolver answers at once for those.
   tcp::resolver resolver(io.ioc);

@@ -83,12 +83,19 @@ inline Status prepare_client(AnyStream::Tls& tls, const std::string& host) {
   return ok();
 }
 
+// `host` without the brackets of an IPv6 literal ("[::1]" is "::1"): they belong to the URL, not
+// to the name a resolver or a certificate check takes.
+inline std::string_view unbracketed(std::string_view host) {
+  if (host.size() > 2 && host.front() == '[' && host.back() == ']') {
+    return host.substr(1, host.size() - 2);
+  }
+  return host;
+}
+
 // Whether `host` (a name or an IP literal, brackets allowed) is this machine: a credential sent
 // there in the clear never crosses a network.
 inline bool is_loopback(std::string_view host) {
-  if (host.size() > 2 && host.front() == '[' && host.back() == ']') {
-    host = host.substr(1, host.size() - 2);
-  }
+  host = unbracketed(host);
   if (host == "localhost") return true;
   boost::system::error_code ec;
   const auto address = boost::asio::ip::make_address(std::string(host), ec);

@@ -150,9 +150,7 @@ Result<ir::TensorData> download_tensor(const ir::Address& peer, std::uint64_t ke
                       "cannot download from {}://: only ws and wss are spoken", peer.scheme);
   }
   const bool secure = peer.scheme == "wss";
-  std::string host = peer.host;
-  if (host.size() > 2 && host.front() == '[' && host.back() == ']')
-    host = host.substr(1, host.size() - 2);
+  const std::string host(tb::net::unbracketed(peer.host));
   const std::string port = std::to_string(peer.port.value_or(secure ? 443 : 80));
   net::io_context ioc;
   tcp::resolver resolver(ioc);

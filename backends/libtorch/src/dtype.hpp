@@ -15,9 +15,6 @@
 namespace tb::backend::libtorch {
 
 at::ScalarType storage_type(const ir::DType& dtype);
-inline bool is_wrapped_unsigned(const ir::DType& d) {
-  return d.kind == ir::DTypeKind::U16 || d.kind == ir::DTypeKind::U32;
-}
 
 // Casts a computed value to the storage of `declared` (and brings U16/U32 back into range).
 at::Tensor to_storage(const at::Tensor& value, const ir::DType& declared);
