@@ -163,63 +163,7 @@ Result<SliceView> slice_view(OpContext& ctx, const at::Tensor& t,
   return r;
 }
 
-Status lower_slice(OpContext& ctx, const ir::SliceOpIr& op) {
-  TB_TRY_ASSIGN(auto sv, slice_view(ctx, ctx.in(op.tensor), op.ranges));
-  return ctx.out(op.out, sv.flips.empty() ? sv.view : sv.view.flip(sv.flips));
-}
-
-Status lower_slice_assign(OpContext& ctx, const ir::SliceAssignOpIr& op) {
-  at::Tensor result = ctx.in(op.tensor).clone(at::MemoryFormat::Contiguous);
-  TB_TRY_ASSIGN(auto sv, slice_view(ctx, result, op.ranges));
-  const at::Tensor& value = ctx.in(op.value);
-  if (sv.view.numel() > 0) sv.view.copy_(sv.flips.empty() ? value : value.flip(sv.flips));
-  return ctx.out(op.out, result);
-}
-
 // ---- Indexing ----------------------------------------------------------------------------------
-
-Status lower_gather(OpContext& ctx, const ir::GatherOpIr& op) {
-  const at::Tensor& t = ctx.in(op.tensor);
-  const auto dim = static_cast<std::int64_t>(op.dim);
-  TB_TRY_ASSIGN(auto idx, checked_index(ctx, ctx.in(op.indices), t.size(dim), op.dim));
-  return ctx.out(op.out, at::gather(t, dim, idx));
-}
-
-Status lower_scatter(OpContext& ctx, const ir::ScatterOpIr& op) {
-  const at::Tensor& t = ctx.in(op.tensor);
-  const auto dim = static_cast<std::int64_t>(op.dim);
-  TB_TRY_ASSIGN(auto idx, checked_index(ctx, ctx.in(op.indices), t.size(dim), op.dim));
-  const at::Tensor& value = ctx.in(op.value);
-  if (idx.sizes() != value.sizes()) {
-    return ctx.invalid("scatter indices of shape {} do not match the value shape {}",
-                       shape_string(idx.sizes()), shape_string(value.sizes()));
-  }
-  return ctx.out(op.out, scatter_update(t, dim, idx, value, op.update, op.tensor.dtype));
-}
-
-Status lower_select(OpContext& ctx, const ir::SelectOpIr& op) {
-  const at::Tensor& t = ctx.in(op.tensor);
-  const auto dim = static_cast<std::int64_t>(op.dim);
-  TB_TRY_ASSIGN(auto idx, checked_index(ctx, ctx.in(op.indices), t.size(dim), op.dim));
-  return ctx.out(op.out, at::index_select(t, dim, idx.reshape({-1})));
-}
-
-Status lower_select_assign(OpContext& ctx, const ir::SelectAssignOpIr& op) {
-  const at::Tensor& t = ctx.in(op.tensor);
-  const at::Tensor& value = ctx.in(op.value);
-  const auto dim = static_cast<std::int64_t>(op.dim);
-  TB_TRY_ASSIGN(auto idx, checked_index(ctx, ctx.in(op.indices), t.size(dim), op.dim));
-  idx = idx.reshape({-1});
-  if (value.dim() != t.dim() || value.size(dim) != idx.numel()) {
-    return ctx.invalid("select_assign value of shape {} does not fit {} indices along dim {}",
-                       shape_string(value.sizes()), idx.numel(), op.dim);
-  }
-  // Row i of `value` along `dim` lands at indices[i]: a scatter with the index broadcast.
-  std::vector<std::int64_t> view(static_cast<std::size_t>(t.dim()), 1);
-  view[op.dim] = idx.numel();
-  const at::Tensor index = idx.view(view).expand(value.sizes());
-  return ctx.out(op.out, scatter_update(t, dim, index, value, op.update, op.tensor.dtype));
-}
 
 // ONNX-style N-d indexing: `indices` [..., K] addresses data[i0, ..., iK-1], a slice of shape
 // data.shape[K:]. Returns the flat row index into data viewed as [prod(shape[:K]), rest].
@@ -248,43 +192,7 @@ Result<NdIndex> nd_index(OpContext& ctx, const at::Tensor& data, const at::Tenso
   return r;
 }
 
-Status lower_gather_nd(OpContext& ctx, const ir::GatherNdOpIr& op) {
-  const at::Tensor& data = ctx.in(op.data);
-  TB_TRY_ASSIGN(auto nd, nd_index(ctx, data, ctx.in(op.indices)));
-  const at::Tensor rows = data.reshape({nd.p, nd.s}).index_select(0, nd.rows);
-  return ctx.out(op.out, rows.reshape(dims_of(op.out)));
-}
-
-Status lower_scatter_nd(OpContext& ctx, const ir::ScatterNdOpIr& op) {
-  const at::Tensor& data = ctx.in(op.data);
-  const at::Tensor& values = ctx.in(op.values);
-  TB_TRY_ASSIGN(auto nd, nd_index(ctx, data, ctx.in(op.indices)));
-  if (values.numel() != nd.n * nd.s) {
-    return ctx.invalid("scatter_nd values of shape {} do not fit {} slices of {} elements",
-                       shape_string(values.sizes()), nd.n, nd.s);
-  }
-  const at::Tensor index = nd.rows.view({nd.n, 1}).expand({nd.n, nd.s});
-  const at::Tensor flat = scatter_update(data.reshape({nd.p, nd.s}), 0, index,
-                                         values.reshape({nd.n, nd.s}), op.reduction, op.data.dtype);
-  return ctx.out(op.out, flat.reshape(data.sizes()));
-}
-
 // ---- Masks, comparisons, reductions ------------------------------------------------------------
-
-Status lower_mask_where(OpContext& ctx, const ir::MaskWhereOpIr& op) {
-  return ctx.out(op.out, at::where(ctx.in(op.mask), ctx.in(op.value), ctx.in(op.tensor)));
-}
-
-Status lower_mask_fill(OpContext& ctx, const ir::MaskFillOpIr& op) {
-  const at::Tensor& t = ctx.in(op.tensor);
-  if (op.tensor.dtype.is_float()) {
-    // A wrapped number never widens the result and is cast like the 0-dim tensor was, without
-    // making one (two allocations and a cast kernel per op: fusion sends relu as a mask fill).
-    return ctx.out(op.out, at::where(ctx.in(op.mask), at::Scalar(op.value.as_double()), t));
-  }
-  return ctx.out(op.out,
-                 at::where(ctx.in(op.mask), scalar_as(op.value, op.tensor.dtype, t.device()), t));
-}
 
 // A value's truth as Burn's all/any read it: non-zero (NaN included).
 at::Tensor truth(const at::Tensor& t) {
@@ -333,43 +241,95 @@ Status lower_Base_Unfold(OpContext& ctx, const ir::UnfoldOpIr& op) {
 }
 
 Status lower_Base_Slice(OpContext& ctx, const ir::SliceOpIr& op) {
-  return lower_slice(ctx, op);
+  TB_TRY_ASSIGN(auto sv, slice_view(ctx, ctx.in(op.tensor), op.ranges));
+  return ctx.out(op.out, sv.flips.empty() ? sv.view : sv.view.flip(sv.flips));
 }
 
 Status lower_Base_SliceAssign(OpContext& ctx, const ir::SliceAssignOpIr& op) {
-  return lower_slice_assign(ctx, op);
+  at::Tensor result = ctx.in(op.tensor).clone(at::MemoryFormat::Contiguous);
+  TB_TRY_ASSIGN(auto sv, slice_view(ctx, result, op.ranges));
+  const at::Tensor& value = ctx.in(op.value);
+  if (sv.view.numel() > 0) sv.view.copy_(sv.flips.empty() ? value : value.flip(sv.flips));
+  return ctx.out(op.out, result);
 }
 
 Status lower_Base_Select(OpContext& ctx, const ir::SelectOpIr& op) {
-  return lower_select(ctx, op);
+  const at::Tensor& t = ctx.in(op.tensor);
+  const auto dim = static_cast<std::int64_t>(op.dim);
+  TB_TRY_ASSIGN(auto idx, checked_index(ctx, ctx.in(op.indices), t.size(dim), op.dim));
+  return ctx.out(op.out, at::index_select(t, dim, idx.reshape({-1})));
 }
 
 Status lower_Base_SelectAssign(OpContext& ctx, const ir::SelectAssignOpIr& op) {
-  return lower_select_assign(ctx, op);
+  const at::Tensor& t = ctx.in(op.tensor);
+  const at::Tensor& value = ctx.in(op.value);
+  const auto dim = static_cast<std::int64_t>(op.dim);
+  TB_TRY_ASSIGN(auto idx, checked_index(ctx, ctx.in(op.indices), t.size(dim), op.dim));
+  idx = idx.reshape({-1});
+  if (value.dim() != t.dim() || value.size(dim) != idx.numel()) {
+    return ctx.invalid("select_assign value of shape {} does not fit {} indices along dim {}",
+                       shape_string(value.sizes()), idx.numel(), op.dim);
+  }
+  // Row i of `value` along `dim` lands at indices[i]: a scatter with the index broadcast.
+  std::vector<std::int64_t> view(static_cast<std::size_t>(t.dim()), 1);
+  view[op.dim] = idx.numel();
+  const at::Tensor index = idx.view(view).expand(value.sizes());
+  return ctx.out(op.out, scatter_update(t, dim, index, value, op.update, op.tensor.dtype));
 }
 
 Status lower_Base_MaskWhere(OpContext& ctx, const ir::MaskWhereOpIr& op) {
-  return lower_mask_where(ctx, op);
+  return ctx.out(op.out, at::where(ctx.in(op.mask), ctx.in(op.value), ctx.in(op.tensor)));
 }
 
 Status lower_Base_MaskFill(OpContext& ctx, const ir::MaskFillOpIr& op) {
-  return lower_mask_fill(ctx, op);
+  const at::Tensor& t = ctx.in(op.tensor);
+  if (op.tensor.dtype.is_float()) {
+    // A wrapped number never widens the result and is cast like the 0-dim tensor was, without
+    // making one (two allocations and a cast kernel per op: fusion sends relu as a mask fill).
+    return ctx.out(op.out, at::where(ctx.in(op.mask), at::Scalar(op.value.as_double()), t));
+  }
+  return ctx.out(op.out,
+                 at::where(ctx.in(op.mask), scalar_as(op.value, op.tensor.dtype, t.device()), t));
 }
 
 Status lower_Base_Gather(OpContext& ctx, const ir::GatherOpIr& op) {
-  return lower_gather(ctx, op);
+  const at::Tensor& t = ctx.in(op.tensor);
+  const auto dim = static_cast<std::int64_t>(op.dim);
+  TB_TRY_ASSIGN(auto idx, checked_index(ctx, ctx.in(op.indices), t.size(dim), op.dim));
+  return ctx.out(op.out, at::gather(t, dim, idx));
 }
 
 Status lower_Base_Scatter(OpContext& ctx, const ir::ScatterOpIr& op) {
-  return lower_scatter(ctx, op);
+  const at::Tensor& t = ctx.in(op.tensor);
+  const auto dim = static_cast<std::int64_t>(op.dim);
+  TB_TRY_ASSIGN(auto idx, checked_index(ctx, ctx.in(op.indices), t.size(dim), op.dim));
+  const at::Tensor& value = ctx.in(op.value);
+  if (idx.sizes() != value.sizes()) {
+    return ctx.invalid("scatter indices of shape {} do not match the value shape {}",
+                       shape_string(idx.sizes()), shape_string(value.sizes()));
+  }
+  return ctx.out(op.out, scatter_update(t, dim, idx, value, op.update, op.tensor.dtype));
 }
 
 Status lower_Base_ScatterNd(OpContext& ctx, const ir::ScatterNdOpIr& op) {
-  return lower_scatter_nd(ctx, op);
+  const at::Tensor& data = ctx.in(op.data);
+  const at::Tensor& values = ctx.in(op.values);
+  TB_TRY_ASSIGN(auto nd, nd_index(ctx, data, ctx.in(op.indices)));
+  if (values.numel() != nd.n * nd.s) {
+    return ctx.invalid("scatter_nd values of shape {} do not fit {} slices of {} elements",
+                       shape_string(values.sizes()), nd.n, nd.s);
+  }
+  const at::Tensor index = nd.rows.view({nd.n, 1}).expand({nd.n, nd.s});
+  const at::Tensor flat = scatter_update(data.reshape({nd.p, nd.s}), 0, index,
+                                         values.reshape({nd.n, nd.s}), op.reduction, op.data.dtype);
+  return ctx.out(op.out, flat.reshape(data.sizes()));
 }
 
 Status lower_Base_GatherNd(OpContext& ctx, const ir::GatherNdOpIr& op) {
-  return lower_gather_nd(ctx, op);
+  const at::Tensor& data = ctx.in(op.data);
+  TB_TRY_ASSIGN(auto nd, nd_index(ctx, data, ctx.in(op.indices)));
+  const at::Tensor rows = data.reshape({nd.p, nd.s}).index_select(0, nd.rows);
+  return ctx.out(op.out, rows.reshape(dims_of(op.out)));
 }
 
 Status lower_Base_Equal(OpContext& ctx, const ir::BinaryOpIr& op) {

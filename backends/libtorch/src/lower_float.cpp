@@ -87,7 +87,9 @@ at::Tensor float_to_int(const at::Tensor& input, const ir::DType& out) {
   }
 }
 
-Status lower_into_int(OpContext& ctx, const ir::CastOpIr& op) {
+}  // namespace
+
+Status lower_Float_IntoInt(OpContext& ctx, const ir::CastOpIr& op) {
   if (!op.out.dtype.is_int() && !op.out.dtype.is_uint()) {
     return ctx.invalid("IntoInt to {}, which is not an integer dtype", op.out.dtype.name());
   }
@@ -96,7 +98,7 @@ Status lower_into_int(OpContext& ctx, const ir::CastOpIr& op) {
 
 // ---- Matmul, Cross -----------------------------------------------------------------------------
 
-Status lower_matmul(OpContext& ctx, const ir::MatmulOpIr& op) {
+Status lower_Float_Matmul(OpContext& ctx, const ir::MatmulOpIr& op) {
   const at::Tensor& lhs = ctx.in(op.lhs);
   const at::Tensor& rhs = ctx.in(op.rhs);
   if (lhs.dim() < 2 || lhs.dim() != rhs.dim()) {
@@ -111,7 +113,7 @@ Status lower_matmul(OpContext& ctx, const ir::MatmulOpIr& op) {
 
 // burn-flex float_cross: c = (a1·b2 − a2·b1, a2·b0 − a0·b2, a0·b1 − a1·b0) along `dim`, the other
 // dims broadcast.
-Status lower_cross(OpContext& ctx, const ir::CrossOpIr& op) {
+Status lower_Float_Cross(OpContext& ctx, const ir::CrossOpIr& op) {
   const at::Tensor& lhs = ctx.in(op.lhs);
   const at::Tensor& rhs = ctx.in(op.rhs);
   const auto dim = static_cast<std::int64_t>(op.dim);
@@ -129,6 +131,8 @@ Status lower_cross(OpContext& ctx, const ir::CrossOpIr& op) {
 }
 
 // ---- Random ------------------------------------------------------------------------------------
+
+namespace {
 
 // The largest value of `st` below `v` (v is representable in st).
 double prev_representable(double v, at::ScalarType st) {
@@ -159,10 +163,12 @@ double round_to(double v, at::ScalarType st) {
   return at::scalar_tensor(v, at::kDouble).to(st).item<double>();
 }
 
+}  // namespace
+
 // burn-std Distribution sampled like rand does (Default = U[0, 1), Uniform(low, high) = U[low,
 // high) with both bounds first converted to the element type, Bernoulli(p) ∈ {0, 1},
 // Normal(mean, std)), from the executor's generator (Executor::seed makes it reproducible).
-Status lower_random(OpContext& ctx, const ir::RandomOpIr& op) {
+Status lower_Float_Random(OpContext& ctx, const ir::RandomOpIr& op) {
   if (!op.out.dtype.is_float()) {
     return ctx.invalid("Random into {}, which is not a float dtype", op.out.dtype.name());
   }
@@ -205,6 +211,8 @@ Status lower_random(OpContext& ctx, const ir::RandomOpIr& op) {
 }
 
 // ---- GridSample2d ------------------------------------------------------------------------------
+
+namespace {
 
 // Rust `f64 as i64` (saturating, NaN → 0) of an integral-valued f64 tensor.
 at::Tensor saturating_to_long(const at::Tensor& x) {
@@ -288,7 +296,9 @@ at::Tensor grid_sample_flex(const at::Tensor& input, const at::Tensor& grid, boo
   return read(x0, y0) * w00 + read(x0, y1) * w01 + read(x1, y0) * w10 + read(x1, y1) * w11;
 }
 
-Status lower_grid_sample(OpContext& ctx, const ir::GridSample2dOpIr& op) {
+}  // namespace
+
+Status lower_Float_GridSample2d(OpContext& ctx, const ir::GridSample2dOpIr& op) {
   using Mode = ir::InterpolateModeIr;
   const at::Tensor& input = ctx.in(op.tensor);
   const at::Tensor& grid = ctx.in(op.grid);
@@ -325,30 +335,8 @@ Status lower_grid_sample(OpContext& ctx, const ir::GridSample2dOpIr& op) {
                                           o.align_corners));
 }
 
-}  // namespace
-
 Status lower_Float_PowfScalar(OpContext& ctx, const ir::ScalarOpIr& op) {
   return ctx.out(op.out, powf_scalar(widen(ctx.in(op.lhs)), op.rhs));
-}
-
-Status lower_Float_IntoInt(OpContext& ctx, const ir::CastOpIr& op) {
-  return lower_into_int(ctx, op);
-}
-
-Status lower_Float_Matmul(OpContext& ctx, const ir::MatmulOpIr& op) {
-  return lower_matmul(ctx, op);
-}
-
-Status lower_Float_Cross(OpContext& ctx, const ir::CrossOpIr& op) {
-  return lower_cross(ctx, op);
-}
-
-Status lower_Float_Random(OpContext& ctx, const ir::RandomOpIr& op) {
-  return lower_random(ctx, op);
-}
-
-Status lower_Float_GridSample2d(OpContext& ctx, const ir::GridSample2dOpIr& op) {
-  return lower_grid_sample(ctx, op);
 }
 
 }  // namespace tb::backend::libtorch

@@ -106,16 +106,6 @@ at::Tensor int_matmul(const at::Tensor& lhs, const at::Tensor& rhs) {
   return out;
 }
 
-Status lower_int_matmul(OpContext& ctx, const ir::MatmulOpIr& op) {
-  const at::Tensor& lhs = ctx.in(op.lhs);
-  const at::Tensor& rhs = ctx.in(op.rhs);
-  if (lhs.dim() < 2 || lhs.dim() != rhs.dim() || lhs.size(-1) != rhs.size(-2)) {
-    return ctx.invalid("matmul of {} and {}: needs the same rank >= 2 and matching inner dims",
-                       shape_string(lhs.sizes()), shape_string(rhs.sizes()));
-  }
-  return ctx.out(op.out, int_matmul(lhs, rhs));
-}
-
 }  // namespace
 
 // ---- Int ----
@@ -152,7 +142,13 @@ Status lower_Int_BitwiseRightShiftScalar(OpContext& ctx, const ir::ScalarOpIr& o
 }
 
 Status lower_Int_Matmul(OpContext& ctx, const ir::MatmulOpIr& op) {
-  return lower_int_matmul(ctx, op);
+  const at::Tensor& lhs = ctx.in(op.lhs);
+  const at::Tensor& rhs = ctx.in(op.rhs);
+  if (lhs.dim() < 2 || lhs.dim() != rhs.dim() || lhs.size(-1) != rhs.size(-2)) {
+    return ctx.invalid("matmul of {} and {}: needs the same rank >= 2 and matching inner dims",
+                       shape_string(lhs.sizes()), shape_string(rhs.sizes()));
+  }
+  return ctx.out(op.out, int_matmul(lhs, rhs));
 }
 
 // ---- Bool ----

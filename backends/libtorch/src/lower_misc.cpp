@@ -5,9 +5,25 @@
 
 namespace tb::backend::libtorch {
 
-namespace {
+const CustomOpRegistry& builtin_custom_ops() {
+  struct Builtins {
+    CustomOpRegistry registry;
+    Builtins() { add_signal_ops(registry); }
+  };
+  static const Builtins builtins;
+  return builtins.registry;
+}
 
-Status lower_custom(OpContext& ctx, const ir::CustomOpIr& op) {
+// Handled before dispatch by the executor; registered so the tables show them lowered.
+Status lower_Init_Op(OpContext&, const ir::InitOperationIr&) {
+  return ok();
+}
+
+Status lower_Drop_Op(OpContext&, const ir::TensorIr&) {
+  return ok();
+}
+
+Status lower_Custom_Op(OpContext& ctx, const ir::CustomOpIr& op) {
   auto handler = ctx.custom_ops() ? ctx.custom_ops()->find(op.id) : nullptr;
   if (!handler) handler = builtin_custom_ops().find(op.id);
   if (!handler) return ctx.invalid("no custom op \"{}\" is registered on this host", op.id);
@@ -35,30 +51,6 @@ Status lower_custom(OpContext& ctx, const ir::CustomOpIr& op) {
     TB_TRY(ctx.out(declared, value));
   }
   return ok();
-}
-
-}  // namespace
-
-const CustomOpRegistry& builtin_custom_ops() {
-  struct Builtins {
-    CustomOpRegistry registry;
-    Builtins() { add_signal_ops(registry); }
-  };
-  static const Builtins builtins;
-  return builtins.registry;
-}
-
-// Handled before dispatch by the executor; registered so the tables show them lowered.
-Status lower_Init_Op(OpContext&, const ir::InitOperationIr&) {
-  return ok();
-}
-
-Status lower_Drop_Op(OpContext&, const ir::TensorIr&) {
-  return ok();
-}
-
-Status lower_Custom_Op(OpContext& ctx, const ir::CustomOpIr& op) {
-  return lower_custom(ctx, op);
 }
 
 // Collectives span the sessions of several devices: the host runs them

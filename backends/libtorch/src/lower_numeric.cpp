@@ -83,31 +83,8 @@ std::int64_t numel_of(const ir::TensorIr& t) {
 
 // ---- Arithmetic ------------------------------------------------------------------------------
 
-Result<at::Tensor> float_arith(Arith op, const at::Tensor& lhs, const at::Tensor& rhs,
-                               const DType& d) {
-  const at::Tensor a = fc(lhs, d);
-  const at::Tensor b = fc(rhs, d);
-  switch (op) {
-    case Arith::kAdd:
-      return a + b;
-    case Arith::kSub:
-      return a - b;
-    case Arith::kMul:
-      return a * b;
-    case Arith::kDiv:
-      return a / b;
-    case Arith::kRem: {
-      // Rust `a % b` is fmod; the result then takes the divisor's sign.
-      const at::Tensor r = at::fmod(a, b);
-      const at::Tensor fix = r.ne(0).logical_and(r.lt(0).ne(b.lt(0)));
-      return at::where(fix, r + b, r);
-    }
-  }
-  return lhs;
-}
-
-Result<at::Tensor> int_arith(Arith op, const at::Tensor& a, const at::Tensor& b, const DType& d,
-                             std::int64_t out_numel) {
+// Add, Sub and Mul are the same for floats and for (wrapping) ints; nothing else is.
+std::optional<at::Tensor> ring_arith(Arith op, const at::Tensor& a, const at::Tensor& b) {
   switch (op) {
     case Arith::kAdd:
       return a + b;
@@ -119,6 +96,24 @@ Result<at::Tensor> int_arith(Arith op, const at::Tensor& a, const at::Tensor& b,
     case Arith::kRem:
       break;
   }
+  return std::nullopt;
+}
+
+Result<at::Tensor> float_arith(Arith op, const at::Tensor& lhs, const at::Tensor& rhs,
+                               const DType& d) {
+  const at::Tensor a = fc(lhs, d);
+  const at::Tensor b = fc(rhs, d);
+  if (auto r = ring_arith(op, a, b)) return *r;
+  if (op == Arith::kDiv) return a / b;
+  // Rem: Rust `a % b` is fmod; the result then takes the divisor's sign.
+  const at::Tensor r = at::fmod(a, b);
+  const at::Tensor fix = r.ne(0).logical_and(r.lt(0).ne(b.lt(0)));
+  return at::where(fix, r + b, r);
+}
+
+Result<at::Tensor> int_arith(Arith op, const at::Tensor& a, const at::Tensor& b, const DType& d,
+                             std::int64_t out_numel) {
+  if (auto r = ring_arith(op, a, b)) return *r;
   if (out_numel > 0 && any_zero(b)) {
     return make_error(ErrorCode::kInvalidArgument, "integer {} by zero",
                       op == Arith::kDiv ? "division" : "remainder");

@@ -11,7 +11,9 @@ quant::QuantIo* quant_io(OpContext& ctx) {
   return dynamic_cast<quant::QuantIo*>(&ctx);
 }
 
-Status lower_quantize(OpContext& ctx, const ir::QuantizeOpIr& p) {
+}  // namespace
+
+Status lower_Float_Quantize(OpContext& ctx, const ir::QuantizeOpIr& p) {
   auto* io = quant_io(ctx);
   if (!io) return make_error(ErrorCode::kInternal, "this op context holds no quantized tensors");
   if (!p.out.dtype.is_quantized()) {
@@ -33,7 +35,7 @@ Status lower_quantize(OpContext& ctx, const ir::QuantizeOpIr& p) {
   return io->store_quantized(p.out, std::move(q));
 }
 
-Status lower_dequantize(OpContext& ctx, const ir::DequantizeOpIr& p) {
+Status lower_Float_Dequantize(OpContext& ctx, const ir::DequantizeOpIr& p) {
   auto* io = quant_io(ctx);
   if (!io) return make_error(ErrorCode::kInternal, "this op context holds no quantized tensors");
   const quant::QTensor* q = io->quantized(p.input);
@@ -47,16 +49,6 @@ Status lower_dequantize(OpContext& ctx, const ir::DequantizeOpIr& p) {
   }
   TB_TRY_ASSIGN(auto values, quant::dequantize(*q));
   return ctx.out(p.out, values);
-}
-
-}  // namespace
-
-Status lower_Float_Quantize(OpContext& ctx, const ir::QuantizeOpIr& op) {
-  return lower_quantize(ctx, op);
-}
-
-Status lower_Float_Dequantize(OpContext& ctx, const ir::DequantizeOpIr& op) {
-  return lower_dequantize(ctx, op);
 }
 
 }  // namespace tb::backend::libtorch

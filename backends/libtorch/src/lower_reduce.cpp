@@ -181,70 +181,6 @@ at::Tensor cum_extremum(const at::Tensor& x, const ir::DType& d, std::int64_t di
 
 // ---- Lowerings ---------------------------------------------------------------------------------
 
-Status lower_sum(OpContext& ctx, const ir::ReduceOpIr& p) {
-  const at::Tensor x = ctx.in(p.input);
-  return ctx.out(p.out, at::sum(widen(x)).reshape(sizes_of(p.out)));
-}
-
-Status lower_sum_dim(OpContext& ctx, const ir::ReduceDimOpIr& p) {
-  const at::Tensor x = ctx.in(p.input);
-  TB_TRY(check_axis(ctx, x, p.axis));
-  return ctx.out(p.out, at::sum(widen(x), {static_cast<std::int64_t>(p.axis)}, true));
-}
-
-Status lower_sum_dims(OpContext& ctx, const ir::ReduceDimsOpIr& p) {
-  const at::Tensor x = ctx.in(p.input);
-  std::vector<std::int64_t> axes;
-  for (auto a : p.axes) {
-    TB_TRY(check_axis(ctx, x, a));
-    if (std::find(axes.begin(), axes.end(), static_cast<std::int64_t>(a)) == axes.end())
-      axes.push_back(static_cast<std::int64_t>(a));
-  }
-  // ATen sums everything over an empty list; Burn's fold over no axis is the identity.
-  if (axes.empty()) return ctx.out(p.out, x);
-  return ctx.out(p.out, at::sum(widen(x), axes, true));
-}
-
-Status lower_prod(OpContext& ctx, const ir::ReduceOpIr& p) {
-  const at::Tensor x = ctx.in(p.input);
-  return ctx.out(p.out, at::prod(widen(x)).reshape(sizes_of(p.out)));
-}
-
-Status lower_prod_dim(OpContext& ctx, const ir::ReduceDimOpIr& p) {
-  const at::Tensor x = ctx.in(p.input);
-  TB_TRY(check_axis(ctx, x, p.axis));
-  return ctx.out(p.out, at::prod(widen(x), static_cast<std::int64_t>(p.axis), true));
-}
-
-Status lower_float_mean(OpContext& ctx, const ir::ReduceOpIr& p) {
-  const at::Tensor x = ctx.in(p.input);
-  return ctx.out(p.out, at::mean(widen(x)).reshape(sizes_of(p.out)));
-}
-
-Status lower_float_mean_dim(OpContext& ctx, const ir::ReduceDimOpIr& p) {
-  const at::Tensor x = ctx.in(p.input);
-  TB_TRY(check_axis(ctx, x, p.axis));
-  return ctx.out(p.out, at::mean(widen(x), {static_cast<std::int64_t>(p.axis)}, true));
-}
-
-Status lower_int_mean(OpContext& ctx, const ir::ReduceOpIr& p) {
-  const at::Tensor x = ctx.in(p.input);
-  if (x.numel() == 0) return ctx.invalid("cannot take the integer mean of an empty tensor");
-  const at::Tensor mean = int_mean_of_sum(at::sum(x, at::kLong), p.input.dtype, x.numel());
-  return ctx.out(p.out, mean.reshape(sizes_of(p.out)));
-}
-
-Status lower_int_mean_dim(OpContext& ctx, const ir::ReduceDimOpIr& p) {
-  const at::Tensor x = ctx.in(p.input);
-  TB_TRY(check_axis(ctx, x, p.axis));
-  const auto dim = static_cast<std::int64_t>(p.axis);
-  if (x.size(dim) == 0) {
-    return ctx.invalid("cannot take the integer mean of an empty dimension {}", p.axis);
-  }
-  const at::Tensor sum = at::sum(x, {dim}, true, at::kLong);
-  return ctx.out(p.out, int_mean_of_sum(sum, p.input.dtype, x.size(dim)));
-}
-
 Status lower_arg_extremum(OpContext& ctx, const ir::ReduceDimOpIr& p, bool max) {
   TB_TRY_ASSIGN(auto index, arg_extremum(ctx, ctx.in(p.input), p.input.dtype, p.axis, max));
   // Burn's int_argmax/int_argmin declare the input's dtype for the indices (burn-router's
@@ -272,18 +208,6 @@ Status lower_extremum_dim_with_indices(OpContext& ctx, const ir::ReduceDimWithIn
   return ctx.out(p.out_indices, r.second);
 }
 
-Status lower_max_abs(OpContext& ctx, const ir::ReduceOpIr& p) {
-  const at::Tensor x = ctx.in(p.input);
-  TB_TRY_ASSIGN(auto v, extremum_all(ctx, burn_abs(x, p.input.dtype), p.input.dtype, true));
-  return ctx.out(p.out, v.reshape(sizes_of(p.out)));
-}
-
-Status lower_max_abs_dim(OpContext& ctx, const ir::ReduceDimOpIr& p) {
-  const at::Tensor x = ctx.in(p.input);
-  TB_TRY_ASSIGN(auto r, extremum_dim(ctx, burn_abs(x, p.input.dtype), p.input.dtype, p.axis, true));
-  return ctx.out(p.out, r.first);
-}
-
 // The first k of the descending sort along `axis`.
 Result<std::pair<at::Tensor, at::Tensor>> top_k(const OpContext& ctx, const at::Tensor& x,
                                                 const ir::DType& d, std::uint64_t axis,
@@ -298,98 +222,76 @@ Result<std::pair<at::Tensor, at::Tensor>> top_k(const OpContext& ctx, const at::
   return std::pair{values.narrow(dim, 0, kk), indices.narrow(dim, 0, kk)};
 }
 
-Status lower_top_k(OpContext& ctx, const ir::ReduceDimOpIr& p) {
-  TB_TRY_ASSIGN(auto r, top_k(ctx, ctx.in(p.input), p.input.dtype, p.axis, p.accumulator_len));
-  return ctx.out(p.out, r.first);
-}
-
-Status lower_arg_top_k(OpContext& ctx, const ir::ReduceDimOpIr& p) {
-  TB_TRY_ASSIGN(auto r, top_k(ctx, ctx.in(p.input), p.input.dtype, p.axis, p.accumulator_len));
-  return ctx.out(p.out, r.second);
-}
-
-Status lower_top_k_with_indices(OpContext& ctx, const ir::TopKWithIndicesOpIr& p) {
-  TB_TRY_ASSIGN(auto r, top_k(ctx, ctx.in(p.tensor), p.tensor.dtype, p.dim, p.k));
-  TB_TRY(ctx.out(p.out, r.first));
-  return ctx.out(p.out_indices, r.second);
-}
-
-Status lower_cumsum(OpContext& ctx, const ir::DimOpIr& p) {
-  const at::Tensor x = ctx.in(p.input);
-  TB_TRY(check_axis(ctx, x, p.axis));
-  return ctx.out(p.out, at::cumsum(widen(x), static_cast<std::int64_t>(p.axis)));
-}
-
-Status lower_cumprod(OpContext& ctx, const ir::DimOpIr& p) {
-  const at::Tensor x = ctx.in(p.input);
-  TB_TRY(check_axis(ctx, x, p.axis));
-  return ctx.out(p.out, at::cumprod(widen(x), static_cast<std::int64_t>(p.axis)));
-}
-
 Status lower_cum_extremum(OpContext& ctx, const ir::DimOpIr& p, bool max) {
   const at::Tensor x = ctx.in(p.input);
   TB_TRY(check_axis(ctx, x, p.axis));
   return ctx.out(p.out, cum_extremum(x, p.input.dtype, static_cast<std::int64_t>(p.axis), max));
 }
 
-Status lower_sort(OpContext& ctx, const ir::SortOpIr& p) {
-  const at::Tensor x = ctx.in(p.input);
-  TB_TRY(check_axis(ctx, x, p.dim));
-  auto r = burn_sort(x, p.input.dtype, static_cast<std::int64_t>(p.dim), p.descending);
-  return ctx.out(p.out, r.first);
-}
-
-Status lower_sort_with_indices(OpContext& ctx, const ir::SortWithIndicesOpIr& p) {
-  const at::Tensor x = ctx.in(p.input);
-  TB_TRY(check_axis(ctx, x, p.dim));
-  auto r = burn_sort(x, p.input.dtype, static_cast<std::int64_t>(p.dim), p.descending);
-  TB_TRY(ctx.out(p.out, r.first));
-  return ctx.out(p.out_indices, r.second);
-}
-
-Status lower_arg_sort(OpContext& ctx, const ir::SortOpIr& p) {
-  const at::Tensor x = ctx.in(p.input);
-  TB_TRY(check_axis(ctx, x, p.dim));
-  auto r = burn_sort(x, p.input.dtype, static_cast<std::int64_t>(p.dim), p.descending);
-  return ctx.out(p.out, r.second);
-}
-
 }  // namespace
 
-Status lower_Numeric_Sum(OpContext& ctx, const ir::ReduceOpIr& op) {
-  return lower_sum(ctx, op);
+Status lower_Numeric_Sum(OpContext& ctx, const ir::ReduceOpIr& p) {
+  const at::Tensor x = ctx.in(p.input);
+  return ctx.out(p.out, at::sum(widen(x)).reshape(sizes_of(p.out)));
 }
 
-Status lower_Numeric_SumDim(OpContext& ctx, const ir::ReduceDimOpIr& op) {
-  return lower_sum_dim(ctx, op);
+Status lower_Numeric_SumDim(OpContext& ctx, const ir::ReduceDimOpIr& p) {
+  const at::Tensor x = ctx.in(p.input);
+  TB_TRY(check_axis(ctx, x, p.axis));
+  return ctx.out(p.out, at::sum(widen(x), {static_cast<std::int64_t>(p.axis)}, true));
 }
 
-Status lower_Numeric_SumDims(OpContext& ctx, const ir::ReduceDimsOpIr& op) {
-  return lower_sum_dims(ctx, op);
+Status lower_Numeric_SumDims(OpContext& ctx, const ir::ReduceDimsOpIr& p) {
+  const at::Tensor x = ctx.in(p.input);
+  std::vector<std::int64_t> axes;
+  for (auto a : p.axes) {
+    TB_TRY(check_axis(ctx, x, a));
+    if (std::find(axes.begin(), axes.end(), static_cast<std::int64_t>(a)) == axes.end())
+      axes.push_back(static_cast<std::int64_t>(a));
+  }
+  // ATen sums everything over an empty list; Burn's fold over no axis is the identity.
+  if (axes.empty()) return ctx.out(p.out, x);
+  return ctx.out(p.out, at::sum(widen(x), axes, true));
 }
 
-Status lower_Numeric_Prod(OpContext& ctx, const ir::ReduceOpIr& op) {
-  return lower_prod(ctx, op);
+Status lower_Numeric_Prod(OpContext& ctx, const ir::ReduceOpIr& p) {
+  const at::Tensor x = ctx.in(p.input);
+  return ctx.out(p.out, at::prod(widen(x)).reshape(sizes_of(p.out)));
 }
 
-Status lower_Numeric_ProdDim(OpContext& ctx, const ir::ReduceDimOpIr& op) {
-  return lower_prod_dim(ctx, op);
+Status lower_Numeric_ProdDim(OpContext& ctx, const ir::ReduceDimOpIr& p) {
+  const at::Tensor x = ctx.in(p.input);
+  TB_TRY(check_axis(ctx, x, p.axis));
+  return ctx.out(p.out, at::prod(widen(x), static_cast<std::int64_t>(p.axis), true));
 }
 
-Status lower_NumericFloat_Mean(OpContext& ctx, const ir::ReduceOpIr& op) {
-  return lower_float_mean(ctx, op);
+Status lower_NumericFloat_Mean(OpContext& ctx, const ir::ReduceOpIr& p) {
+  const at::Tensor x = ctx.in(p.input);
+  return ctx.out(p.out, at::mean(widen(x)).reshape(sizes_of(p.out)));
 }
 
-Status lower_NumericFloat_MeanDim(OpContext& ctx, const ir::ReduceDimOpIr& op) {
-  return lower_float_mean_dim(ctx, op);
+Status lower_NumericFloat_MeanDim(OpContext& ctx, const ir::ReduceDimOpIr& p) {
+  const at::Tensor x = ctx.in(p.input);
+  TB_TRY(check_axis(ctx, x, p.axis));
+  return ctx.out(p.out, at::mean(widen(x), {static_cast<std::int64_t>(p.axis)}, true));
 }
 
-Status lower_NumericInt_Mean(OpContext& ctx, const ir::ReduceOpIr& op) {
-  return lower_int_mean(ctx, op);
+Status lower_NumericInt_Mean(OpContext& ctx, const ir::ReduceOpIr& p) {
+  const at::Tensor x = ctx.in(p.input);
+  if (x.numel() == 0) return ctx.invalid("cannot take the integer mean of an empty tensor");
+  const at::Tensor mean = int_mean_of_sum(at::sum(x, at::kLong), p.input.dtype, x.numel());
+  return ctx.out(p.out, mean.reshape(sizes_of(p.out)));
 }
 
-Status lower_NumericInt_MeanDim(OpContext& ctx, const ir::ReduceDimOpIr& op) {
-  return lower_int_mean_dim(ctx, op);
+Status lower_NumericInt_MeanDim(OpContext& ctx, const ir::ReduceDimOpIr& p) {
+  const at::Tensor x = ctx.in(p.input);
+  TB_TRY(check_axis(ctx, x, p.axis));
+  const auto dim = static_cast<std::int64_t>(p.axis);
+  if (x.size(dim) == 0) {
+    return ctx.invalid("cannot take the integer mean of an empty dimension {}", p.axis);
+  }
+  const at::Tensor sum = at::sum(x, {dim}, true, at::kLong);
+  return ctx.out(p.out, int_mean_of_sum(sum, p.input.dtype, x.size(dim)));
 }
 
 Status lower_Numeric_ArgMax(OpContext& ctx, const ir::ReduceDimOpIr& p) {
@@ -424,32 +326,44 @@ Status lower_Numeric_MinDimWithIndices(OpContext& ctx, const ir::ReduceDimWithIn
   return lower_extremum_dim_with_indices(ctx, p, false);
 }
 
-Status lower_Numeric_MaxAbs(OpContext& ctx, const ir::ReduceOpIr& op) {
-  return lower_max_abs(ctx, op);
+Status lower_Numeric_MaxAbs(OpContext& ctx, const ir::ReduceOpIr& p) {
+  const at::Tensor x = ctx.in(p.input);
+  TB_TRY_ASSIGN(auto v, extremum_all(ctx, burn_abs(x, p.input.dtype), p.input.dtype, true));
+  return ctx.out(p.out, v.reshape(sizes_of(p.out)));
 }
 
-Status lower_Numeric_MaxAbsDim(OpContext& ctx, const ir::ReduceDimOpIr& op) {
-  return lower_max_abs_dim(ctx, op);
+Status lower_Numeric_MaxAbsDim(OpContext& ctx, const ir::ReduceDimOpIr& p) {
+  const at::Tensor x = ctx.in(p.input);
+  TB_TRY_ASSIGN(auto r, extremum_dim(ctx, burn_abs(x, p.input.dtype), p.input.dtype, p.axis, true));
+  return ctx.out(p.out, r.first);
 }
 
-Status lower_Numeric_TopK(OpContext& ctx, const ir::ReduceDimOpIr& op) {
-  return lower_top_k(ctx, op);
+Status lower_Numeric_TopK(OpContext& ctx, const ir::ReduceDimOpIr& p) {
+  TB_TRY_ASSIGN(auto r, top_k(ctx, ctx.in(p.input), p.input.dtype, p.axis, p.accumulator_len));
+  return ctx.out(p.out, r.first);
 }
 
-Status lower_Numeric_ArgTopK(OpContext& ctx, const ir::ReduceDimOpIr& op) {
-  return lower_arg_top_k(ctx, op);
+Status lower_Numeric_ArgTopK(OpContext& ctx, const ir::ReduceDimOpIr& p) {
+  TB_TRY_ASSIGN(auto r, top_k(ctx, ctx.in(p.input), p.input.dtype, p.axis, p.accumulator_len));
+  return ctx.out(p.out, r.second);
 }
 
-Status lower_Numeric_TopKWithIndices(OpContext& ctx, const ir::TopKWithIndicesOpIr& op) {
-  return lower_top_k_with_indices(ctx, op);
+Status lower_Numeric_TopKWithIndices(OpContext& ctx, const ir::TopKWithIndicesOpIr& p) {
+  TB_TRY_ASSIGN(auto r, top_k(ctx, ctx.in(p.tensor), p.tensor.dtype, p.dim, p.k));
+  TB_TRY(ctx.out(p.out, r.first));
+  return ctx.out(p.out_indices, r.second);
 }
 
-Status lower_Numeric_CumSum(OpContext& ctx, const ir::DimOpIr& op) {
-  return lower_cumsum(ctx, op);
+Status lower_Numeric_CumSum(OpContext& ctx, const ir::DimOpIr& p) {
+  const at::Tensor x = ctx.in(p.input);
+  TB_TRY(check_axis(ctx, x, p.axis));
+  return ctx.out(p.out, at::cumsum(widen(x), static_cast<std::int64_t>(p.axis)));
 }
 
-Status lower_Numeric_CumProd(OpContext& ctx, const ir::DimOpIr& op) {
-  return lower_cumprod(ctx, op);
+Status lower_Numeric_CumProd(OpContext& ctx, const ir::DimOpIr& p) {
+  const at::Tensor x = ctx.in(p.input);
+  TB_TRY(check_axis(ctx, x, p.axis));
+  return ctx.out(p.out, at::cumprod(widen(x), static_cast<std::int64_t>(p.axis)));
 }
 
 Status lower_Numeric_CumMax(OpContext& ctx, const ir::DimOpIr& p) {
@@ -460,16 +374,26 @@ Status lower_Numeric_CumMin(OpContext& ctx, const ir::DimOpIr& p) {
   return lower_cum_extremum(ctx, p, false);
 }
 
-Status lower_Numeric_Sort(OpContext& ctx, const ir::SortOpIr& op) {
-  return lower_sort(ctx, op);
+Status lower_Numeric_Sort(OpContext& ctx, const ir::SortOpIr& p) {
+  const at::Tensor x = ctx.in(p.input);
+  TB_TRY(check_axis(ctx, x, p.dim));
+  auto r = burn_sort(x, p.input.dtype, static_cast<std::int64_t>(p.dim), p.descending);
+  return ctx.out(p.out, r.first);
 }
 
-Status lower_Numeric_SortWithIndices(OpContext& ctx, const ir::SortWithIndicesOpIr& op) {
-  return lower_sort_with_indices(ctx, op);
+Status lower_Numeric_SortWithIndices(OpContext& ctx, const ir::SortWithIndicesOpIr& p) {
+  const at::Tensor x = ctx.in(p.input);
+  TB_TRY(check_axis(ctx, x, p.dim));
+  auto r = burn_sort(x, p.input.dtype, static_cast<std::int64_t>(p.dim), p.descending);
+  TB_TRY(ctx.out(p.out, r.first));
+  return ctx.out(p.out_indices, r.second);
 }
 
-Status lower_Numeric_ArgSort(OpContext& ctx, const ir::SortOpIr& op) {
-  return lower_arg_sort(ctx, op);
+Status lower_Numeric_ArgSort(OpContext& ctx, const ir::SortOpIr& p) {
+  const at::Tensor x = ctx.in(p.input);
+  TB_TRY(check_axis(ctx, x, p.dim));
+  auto r = burn_sort(x, p.input.dtype, static_cast<std::int64_t>(p.dim), p.descending);
+  return ctx.out(p.out, r.second);
 }
 
 }  // namespace tb::backend::libtorch
