@@ -16,6 +16,7 @@
 #include <CLI/CLI.hpp>
 
 #include "torchbridge/bridge/host.hpp"
+#include "torchbridge/ir/profile.hpp"
 #include "torchbridge/libtorch/blas.hpp"
 #include "torchbridge/libtorch/libtorch.hpp"
 #include "torchbridge/libtorch/torchscript.hpp"
@@ -255,12 +256,12 @@ int serve(const ServeArgs& args) {
       host.port());
   std::cout
       << fmt::format(
-             "torchbridge {} serving Burn {} remote sessions on {} (LibTorch {}; devices: {})\n"
+             "torchbridge {} serving {} remote sessions on {} (LibTorch {}; devices: {})\n"
              "Point a Burn program at it:  BURN_DEVICE=remote BURN_REMOTE_ADDRESS={} cargo run\n"
              "(or in code: Device::remote_options(&RemoteHost::websocket(\"{}\")).init()). Ctrl-C "
              "stops the host.\n",
-             tb::kVersion, tb::kBurnVersion, address, tb::backend::libtorch::torch_version(),
-             device_list, address, address)
+             tb::kVersion, tb::ir::describe_served(), address,
+             tb::backend::libtorch::torch_version(), device_list, address, address)
       << model_list << std::flush;
   // After the start-up line: supervisors read the address from the first line.
   if (const char* core = std::getenv("TB_OPENBLAS_CORE_FORCED")) {
@@ -294,11 +295,12 @@ int serve(const ServeArgs& args) {
 
 int main(int argc, char** argv) {
   g_argv = argv;
-  CLI::App app{fmt::format("torchbridge {}: a LibTorch host for Burn {} remote sessions",
-                           tb::kVersion, tb::kBurnVersion)};
-  app.set_version_flag("--version",
-                       fmt::format("torchbridge {} (Burn {}, LibTorch {})", tb::kVersion,
-                                   tb::kBurnVersion, tb::backend::libtorch::torch_version()));
+  CLI::App app{fmt::format("torchbridge {}: a LibTorch host for Burn's remote sessions ({})",
+                           tb::kVersion, tb::ir::describe_served())};
+  // Every wire version served, one per Burn release: a session speaks the one its Init names.
+  app.set_version_flag(
+      "--version", fmt::format("torchbridge {} ({}; LibTorch {})", tb::kVersion,
+                               tb::ir::describe_served(), tb::backend::libtorch::torch_version()));
   app.require_subcommand(1);
 
   ServeArgs s;

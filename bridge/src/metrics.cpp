@@ -4,6 +4,7 @@
 
 #include "host_state.hpp"
 #include "torchbridge/ir/format.hpp"
+#include "torchbridge/ir/profile.hpp"
 
 namespace tb::bridge {
 
@@ -19,6 +20,9 @@ HostMetrics collect_metrics(const HostState& host) {
   m.live_tensors = totals.live_tensors;
   m.live_bytes = totals.live_bytes;
   m.failed_ops = totals.failed_ops;
+  for (std::size_t i = 0; i < ir::kProfiles.size(); ++i) {
+    m.sessions_by_protocol.emplace_back(ir::describe(ir::kProfiles[i]), totals.by_profile[i]);
+  }
   m.held_bytes = host.memory.bytes();
   m.sessions_total = c.sessions_total;
   m.sessions_refused = c.sessions_refused;
@@ -77,6 +81,15 @@ std::string metrics_text(const HostState& host) {
   metric("frames_rejected_total", "counter", "Undecodable or invalid frames.", m.frames_rejected);
   metric("bytes_in_total", "counter", "Websocket payload bytes received.", m.bytes_in);
   metric("bytes_out_total", "counter", "Websocket payload bytes sent.", m.bytes_out);
+  out +=
+      "# HELP torchbridge_sessions_open_by_protocol Sessions currently open, by the Burn wire "
+      "version they speak.\n"
+      "# TYPE torchbridge_sessions_open_by_protocol gauge\n";
+  for (std::size_t i = 0; i < ir::kProfiles.size(); ++i) {
+    out += fmt::format("torchbridge_sessions_open_by_protocol{{protocol=\"{}\",burn=\"{}\"}} {}\n",
+                       ir::kProfiles[i].version, ir::kProfiles[i].burn,
+                       m.sessions_by_protocol[i].second);
+  }
   out +=
       "# HELP torchbridge_ops_total Operations executed, by OperationIr category.\n"
       "# TYPE torchbridge_ops_total counter\n";

@@ -59,6 +59,7 @@ SessionRegistry::Totals SessionRegistry::totals() const {
     t.live_tensors += w->live_tensors;
     t.live_bytes += w->live_bytes;
     t.failed_ops += w->failed_ops;
+    ++t.by_profile[static_cast<std::size_t>(w->identity().profile - ir::kProfiles.data())];
   }
   return t;
 }

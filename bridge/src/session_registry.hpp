@@ -2,11 +2,14 @@
 // only way in is this API (a connection's handshake admits itself, a worker leaves when done).
 #pragma once
 
+#include <array>
 #include <condition_variable>
 #include <cstdint>
 #include <memory>
 #include <mutex>
 #include <unordered_map>
+
+#include "torchbridge/ir/profile.hpp"
 
 namespace tb::bridge {
 
@@ -18,6 +21,8 @@ class SessionRegistry {
   enum class Admission { kAdmitted, kStopping, kFull, kIdInUse };
   struct Totals {
     std::uint64_t sessions = 0, live_tensors = 0, live_bytes = 0, failed_ops = 0;
+    // Sessions by the wire version they speak, one count per row of ir::kProfiles.
+    std::array<std::uint64_t, ir::kProfiles.size()> by_profile{};
   };
 
   // Registers a session's connection and worker under `id`, unless the host stops, `max`

@@ -16,6 +16,7 @@
 
 #include "memory.hpp"
 #include "out_frame.hpp"
+#include "torchbridge/ir/profile.hpp"
 #include "torchbridge/ir/protocol.hpp"
 #include "torchbridge/result.hpp"
 
@@ -91,7 +92,7 @@ class SessionWorker : public std::enable_shared_from_this<SessionWorker> {
     std::uint64_t session_id = 0;
     std::uint32_t device_index = 0;
     std::string transfer_scope;
-    std::string protocol;  // as logs and metrics name it
+    const ir::ProtocolProfile* profile = nullptr;  // the wire version it speaks (never null)
   };
 
   SessionWorker(HostState& host, Identity identity, std::weak_ptr<SessionConnection> connection);
@@ -104,6 +105,7 @@ class SessionWorker : public std::enable_shared_from_this<SessionWorker> {
   // No more tasks: run what is queued (or, when the host stops, drop it), free everything, exit.
   void close(bool drop_queued = false);
 
+  const Identity& identity() const { return identity_; }
   std::uint64_t queued_bytes() const { return queued_bytes_.load(); }
   const std::shared_ptr<MemoryAccount>& memory() const { return memory_; }
   std::atomic<bool> paused{false};

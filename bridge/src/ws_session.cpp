@@ -8,6 +8,7 @@
 #include "net/tls.hpp"
 #include "torchbridge/ir/codec.hpp"
 #include "torchbridge/ir/format.hpp"
+#include "torchbridge/ir/profile.hpp"
 #include "torchbridge/version.hpp"
 
 namespace tb::bridge {
@@ -193,7 +194,8 @@ void SessionConnection::refuse(ir::SessionRefusal refusal, const std::string& re
 }
 
 void SessionConnection::handshake(const ir::Bytes& bytes) {
-  const std::uint16_t version = ir::kProtocolVersion;
+  // A refusal names the newest version served; the handshake's layout is the same in all.
+  const std::uint16_t version = ir::newest_profile().version;
   auto frame = ir::decode<ir::ClientFrame>(bytes);
   if (!frame) {
     return refuse({ir::RefusalKind::IncompatibleProtocol, version},
@@ -204,10 +206,11 @@ void SessionConnection::handshake(const ir::Bytes& bytes) {
                   "the first frame must hold exactly one Init");
   }
   const auto& init = std::get<ir::SessionInit>(frame.value()[0]);
-  if (init.version != version) {
+  const ir::ProtocolProfile* profile = ir::find_profile(init.version);
+  if (!profile) {
     return refuse({ir::RefusalKind::IncompatibleProtocol, version},
-                  fmt::format("client speaks protocol {}, this host {} (Burn {})", init.version,
-                              version, kBurnVersion));
+                  fmt::format("client speaks protocol {}, this host serves {}", init.version,
+                              ir::describe_served()));
   }
   if (host_.options.auth_token && !header_authorized_ &&
       !constant_time_equal(init.authorization.view(), *host_.options.auth_token)) {
@@ -236,7 +239,7 @@ void SessionConnection::handshake(const ir::Bytes& bytes) {
   identity.transfer_scope =
       peer_address_ + '|' +
       (header_authorized_ ? std::string("bearer") : std::string(init.authorization.view()));
-  identity.protocol = fmt::format("Burn {} (protocol {})", kBurnVersion, version);
+  identity.profile = profile;
   auto worker = std::make_shared<SessionWorker>(host_, identity, weak_from_this());
   // Burn's refusals have no "busy" or "taken": these end with a websocket close whose reason
   // says why.
@@ -269,13 +272,13 @@ void SessionConnection::handshake(const ir::Bytes& bytes) {
   ++host_.counters.sessions_total;
   init_timer_.cancel();
   ws_.read_message_max(host_.options.limits.max_message_bytes);
-  ir::SessionInfo info{version, host_.devices[init.device_index]->settings(), device_count,
+  ir::SessionInfo info{profile->version, host_.devices[init.device_index]->settings(), device_count,
                        std::nullopt};
   queue_write(OutFrame::of_bytes(ir::encode(ir::TaskResponse{ir::InitResponse{info}, 0})));
   state_ = State::kRunning;
   spdlog::info("session {:016x} opened from {} on device {} ({}), {}", session_id_, peer_,
                init.device_index, host_.devices[init.device_index]->device_name(),
-               identity.protocol);
+               ir::describe(*profile));
   read();
 }
 

@@ -176,6 +176,9 @@ TEST(HostFault, BadHandshakesAreRefusedWithBurnsRefusals) {
        incompatible},
       {"protocol version 1",
        encode(ClientFrame{SessionInit{1, SessionId{new_session_id()}, 0, Bytes()}}), incompatible},
+      // Burn 0.23.0-pre.1 until this host serves it.
+      {"protocol version 6",
+       encode(ClientFrame{SessionInit{6, SessionId{new_session_id()}, 0, Bytes()}}), incompatible},
       {"protocol version 65535",
        encode(ClientFrame{SessionInit{65535, SessionId{new_session_id()}, 0, Bytes()}}),
        incompatible},

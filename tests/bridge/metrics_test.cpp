@@ -2,8 +2,13 @@
 // writes) and under its OperationIr category.
 #include <algorithm>
 
+#include <gmock/gmock.h>
+#include <boost/beast/http.hpp>
+
 #include "backends/libtorch/op_test_util.hpp"
 #include "bridge/bridge_test_util.hpp"
+#include "bridge/host_raw_client.hpp"
+#include "torchbridge/version.hpp"
 
 namespace tb::test {
 namespace {
@@ -38,6 +43,43 @@ TEST(HostMetrics, CountsEveryExecutedOpByLeafAndCategory) {
   EXPECT_EQ(count_of(m.ops_by_kind, "NumericFloat.Sub"), 0u);
   EXPECT_EQ(count_of(m.ops_by_category, "NumericFloat"), 2u);
   EXPECT_EQ(count_of(m.ops_by_category, "Float"), 1u);
+}
+
+std::string get_metrics_text(std::uint16_t port) {
+  namespace http = boost::beast::http;
+  boost::asio::io_context ioc;
+  boost::beast::tcp_stream stream(ioc);
+  stream.connect({boost::asio::ip::make_address("127.0.0.1"), port});
+  http::request<http::empty_body> request{http::verb::get, "/metrics", 11};
+  request.set(http::field::host, "127.0.0.1");
+  http::write(stream, request);
+  boost::beast::flat_buffer buffer;
+  http::response<http::string_body> response;
+  http::read(stream, buffer, response);
+  EXPECT_EQ(response.result(), http::status::ok);
+  return response.body();
+}
+
+// Each session is counted under the wire version its Init named, in the struct and in /metrics.
+TEST(HostMetrics, CountsOpenSessionsByProtocol) {
+  TestHost host{1};
+  const std::string served = "Burn " + std::string(kBurnVersion) + " (protocol 2)";
+  EXPECT_EQ(count_of(host.host().metrics().sessions_by_protocol, served), 0u);
+  {
+    Session a{host.port(), 0};
+    Session b{host.port(), 0};
+    ASSERT_TRUE(std::holds_alternative<std::monostate>(a.sync()));
+    ASSERT_TRUE(std::holds_alternative<std::monostate>(b.sync()));
+    const auto m = host.host().metrics();
+    ASSERT_EQ(m.sessions_by_protocol.size(), 1u);  // one row per version served
+    EXPECT_EQ(count_of(m.sessions_by_protocol, served), 2u);
+    EXPECT_THAT(
+        get_metrics_text(host.port()),
+        ::testing::HasSubstr("torchbridge_sessions_open_by_protocol{protocol=\"2\",burn=\"" +
+                             std::string(kBurnVersion) + "\"} 2\n"));
+  }
+  EXPECT_TRUE(eventually(
+      [&] { return count_of(host.host().metrics().sessions_by_protocol, served) == 0; }));
 }
 
 }  // namespace

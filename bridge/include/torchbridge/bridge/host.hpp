@@ -90,6 +90,9 @@ struct HostMetrics {
   std::uint64_t bytes_in = 0;
   std::uint64_t bytes_out = 0;
   std::vector<std::pair<std::string, std::uint64_t>> ops_by_category;
+  // Open sessions by the Burn wire version they speak ("Burn 0.22.1 (protocol 2)"), one entry per
+  // version served.
+  std::vector<std::pair<std::string, std::uint64_t>> sessions_by_protocol;
   // Every IR leaf (named as `torchbridge ops` prints it) with the times it was executed.
   std::vector<std::pair<std::string, std::uint64_t>> ops_by_kind;
 };
