@@ -103,7 +103,7 @@ Result<at::Tensor> float_arith(Arith op, const at::Tensor& lhs, const at::Tensor
                                const DType& d) {
   const at::Tensor a = fc(lhs, d);
   const at::Tensor b = fc(rhs, d);
-  if (auto r = ring_arith(op, a, b)) return *r;
+  if (auto r = ring_arith(op, a, b)) return std::move(*r);
   if (op == Arith::kDiv) return a / b;
   // Rem: Rust `a % b` is fmod; the result then takes the divisor's sign.
   const at::Tensor r = at::fmod(a, b);
@@ -113,7 +113,7 @@ Result<at::Tensor> float_arith(Arith op, const at::Tensor& lhs, const at::Tensor
 
 Result<at::Tensor> int_arith(Arith op, const at::Tensor& a, const at::Tensor& b, const DType& d,
                              std::int64_t out_numel) {
-  if (auto r = ring_arith(op, a, b)) return *r;
+  if (auto r = ring_arith(op, a, b)) return std::move(*r);
   if (out_numel > 0 && any_zero(b)) {
     return make_error(ErrorCode::kInvalidArgument, "integer {} by zero",
                       op == Arith::kDiv ? "division" : "remainder");
