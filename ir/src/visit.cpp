@@ -1,13 +1,14 @@
 #include "torchbridge/ir/visit.hpp"
 
+#include <array>
 #include <cstring>
 
 namespace tb::ir {
 
 namespace {
 
-// Runs for every field of every op the host executes: the first letter rules out most names
-// (lhs, rhs, tensor, x, ...) without a string comparison.
+// Whether a field of this name holds an op's outputs. Asked once per field of each payload type
+// (output_fields), never per op.
 bool is_output_field(const char* name) {
   switch (name[0]) {
     case 'o':
@@ -24,6 +25,23 @@ bool is_output_field(const char* name) {
     default:
       return false;
   }
+}
+
+// Which fields of U hold outputs, by position: worked out the first time a U is walked, so the walk
+// of an op compares no field names.
+template <class U>
+const std::array<bool, FieldList<U>::kCount>& output_fields() {
+  static const auto flags = [] {
+    std::array<bool, FieldList<U>::kCount> f{};
+    U probe{};
+    std::size_t i = 0;
+    FieldList<U>::visit(probe, [&](const char* name, auto&) {
+      f[i++] = is_output_field(name);
+      return true;
+    });
+    return f;
+  }();
+  return flags;
 }
 
 template <class V, class T>
@@ -49,8 +67,10 @@ void walk(V& v, T& value, bool is_output) {
   } else if constexpr (std::is_same_v<U, PadModeIr>) {
     if (value.kind == PadModeKind::Constant) v.scalar(value.value);
   } else if constexpr (kHasFieldList<U>) {
-    FieldList<U>::visit(value, [&](const char* name, auto& field) {
-      walk(v, field, is_output || is_output_field(name));
+    const auto& outputs = output_fields<U>();
+    std::size_t i = 0;
+    FieldList<U>::visit(value, [&](const char*, auto& field) {
+      walk(v, field, is_output || outputs[i++]);
       return true;
     });
   }

@@ -208,16 +208,19 @@ Status LibTorchExecutor::execute(const ir::OperationIr& op) {
     default:
       break;
   }
+  // The statuses stay where they are made (commit reads their errors): an Error is two strings,
+  // and moving it from step to step showed in the per-op cost.
   std::shared_ptr<FailureLog::Failure> inherited;  // a poisoned input's failure
-  Status status = resolve(op, inherited);
+  const Status resolved = resolve(op, inherited);
+  if (!resolved) return commit(op, nullptr, &resolved.error(), inherited);
   std::optional<QuantRewrite> rewrite;
-  if (status && QuantRewrite::needed(op, scratch_->resolved, scratch_->outputs)) {
+  if (QuantRewrite::needed(op, scratch_->resolved, scratch_->outputs)) {
     rewrite.emplace(op, scratch_->resolved);
   }
   Context ctx(rewrite ? rewrite->plain() : op, device_, generator_, custom_ops_.get());
   ScratchLease<Scratch, Context> lease(*scratch_, ctx);
-  if (status) status = run(ctx, rewrite ? &*rewrite : nullptr);
-  return commit(op, ctx, std::move(status), inherited);
+  const Status ran = run(ctx, rewrite ? &*rewrite : nullptr);
+  return commit(op, &ctx, ran ? nullptr : &ran.error(), inherited);
 }
 
 Status LibTorchExecutor::resolve(const ir::OperationIr& op,
@@ -272,14 +275,14 @@ Status LibTorchExecutor::run(Context& ctx, QuantRewrite* rewrite) {
   return ok();
 }
 
-Status LibTorchExecutor::commit(const ir::OperationIr& op, Context& ctx, Status status,
+Status LibTorchExecutor::commit(const ir::OperationIr& op, Context* ctx, const Error* error,
                                 const std::shared_ptr<FailureLog::Failure>& inherited) {
   // The client counts a ReadWrite input as consumed whether or not the op succeeded.
   for (const ir::TensorIr* t : scratch_->inputs) {
     if (t->status == ir::TensorStatus::ReadWrite) handles_.erase(t->id.value);
   }
-  if (!status) {
-    Error e = with_context(status.error(), op.name());
+  if (error) {
+    Error e = with_context(*error, op.name());
     // An op on a poisoned input fails for that input's reason: its outputs carry the same
     // failure, reported once in all (Burn's host reports each failure once), not once per op
     // that touches a tensor derived from it.
@@ -292,15 +295,15 @@ Status LibTorchExecutor::commit(const ir::OperationIr& op, Context& ctx, Status 
     for (const ir::TensorIr* o : scratch_->outputs) poison(o->id.value, failure);
     return e;
   }
-  for (auto& p : ctx.produced) {
+  for (auto& p : ctx->produced) {
     handles_.set(p.t->id.value, Handle{std::move(p.value), nullptr, nullptr, p.held});
   }
   const auto quantized = [](quant::QTensor value) {
     return Handle{at::Tensor(), nullptr, std::make_shared<const quant::QTensor>(std::move(value))};
   };
-  for (auto& [t, value] : ctx.produced_quantized)
+  for (auto& [t, value] : ctx->produced_quantized)
     handles_.set(t->id.value, quantized(std::move(value)));
-  for (auto& [id, value] : ctx.requantized) handles_.set(id, quantized(std::move(value)));
+  for (auto& [id, value] : ctx->requantized) handles_.set(id, quantized(std::move(value)));
   return ok();
 }
 

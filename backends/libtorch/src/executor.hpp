@@ -90,10 +90,10 @@ class LibTorchExecutor final : public Executor {
   // execute's steps. resolve: the op's inputs' handles into scratch_ (or the error of the first
   // missing one, with its failure in `inherited` where it is poisoned). run: binds them and runs
   // the lowering, through `rewrite` where the op touches a quantized tensor. commit: consumes the
-  // ReadWrite inputs and stores the outputs, or poisons them with the failure.
+  // ReadWrite inputs and stores the outputs of `ctx`, or poisons them with `error`.
   Status resolve(const ir::OperationIr& op, std::shared_ptr<FailureLog::Failure>& inherited);
   Status run(Context& ctx, QuantRewrite* rewrite);
-  Status commit(const ir::OperationIr& op, Context& ctx, Status status,
+  Status commit(const ir::OperationIr& op, Context* ctx, const Error* error,
                 const std::shared_ptr<FailureLog::Failure>& inherited);
   // The handle of an input, or the error explaining why there is none.
   Result<const Handle*> lookup(const ir::TensorIr& tensor) const;
