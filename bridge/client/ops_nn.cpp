@@ -64,8 +64,8 @@ Tensor pool2d(std::string_view name, bool max, Tensor x, const Pool2dOptions& o)
             ir::MaxPool2dOpIr{take(x), kernel, stride, padding, dilation, o.ceil_mode, out});
       }
       return module_op(ir::ModuleOp::AvgPool2d,
-                       ir::AvgPool2dOpIr{take(x), kernel, stride, padding, o.count_include_pad,
-                                         o.ceil_mode, out});
+                       ir::AvgPool2dOpIr{take(x), kernel, stride, padding, ir::Usizes<2>{1, 1},
+                                         o.count_include_pad, o.ceil_mode, out});
     });
   });
 }

@@ -37,6 +37,103 @@ Result<std::vector<CollectiveHub::Contribution>> CollectiveHub::all_reduce(
   return out;
 }
 
+void CollectiveHub::fail_local(LocalRound& round, Error error) {
+  if (round.failed) return;  // the first failure is the one every member hears
+  round.failed = std::move(error);
+  round.parts.clear();
+  arrived_.notify_all();
+}
+
+void CollectiveHub::forget_expired_locked() {
+  const auto now = std::chrono::steady_clock::now();
+  for (auto it = local_.begin(); it != local_.end();) {
+    it = it->second.failed && it->second.forget_at <= now ? local_.erase(it) : std::next(it);
+  }
+}
+
+Result<std::vector<CollectiveHub::Contribution>> CollectiveHub::join_local(
+    std::uint64_t id, std::uint32_t member, const std::vector<std::uint64_t>& sessions,
+    Result<Contribution> input, const std::function<bool(std::uint64_t)>& open,
+    std::chrono::milliseconds timeout) {
+  const auto context = [&](Error e) {
+    e.context = fmt::format("AllReduceLocal {:#018x}, member {}", id, member);
+    return e;
+  };
+  std::unique_lock lock(mutex_);
+  forget_expired_locked();
+  if (stopping_) return context(make_error(ErrorCode::kIo, "the host is stopping"));
+  auto it = local_.find(id);
+  if (it == local_.end()) {
+    if (local_.size() >= kMaxLocalRounds) {
+      return context(
+          make_error(ErrorCode::kLimit, "{} collectives are already in flight", kMaxLocalRounds));
+    }
+    it = local_.emplace(id, LocalRound{}).first;
+    it->second.sessions = sessions;
+  }
+  LocalRound& round = it->second;
+  // Failures are remembered as long as a member could still be on its way.
+  round.forget_at = std::chrono::steady_clock::now() + timeout;
+  if (!round.failed) {
+    if (round.sessions != sessions) {
+      fail_local(round, make_error(ErrorCode::kInvalidArgument,
+                                   "the members' parts disagree on the members' sessions"));
+    } else if (member >= sessions.size()) {
+      fail_local(round, make_error(ErrorCode::kInvalidArgument,
+                                   "member {} of an all-reduce over {} member(s)", member,
+                                   sessions.size()));
+    } else if (round.parts.count(member)) {
+      fail_local(round, make_error(ErrorCode::kInvalidArgument, "member {} arrived twice", member));
+    } else if (!input) {
+      fail_local(round, make_error(input.error().code, "member {}'s input failed: {}", member,
+                                   input.error().what()));
+    } else {
+      for (const std::uint64_t s : sessions) {
+        if (!open(s)) {
+          fail_local(round, make_error(ErrorCode::kInvalidArgument,
+                                       "the session {:016x} of a member is not open", s));
+          break;
+        }
+      }
+    }
+  }
+  if (!round.failed) {
+    round.parts[member] = std::move(input).value();
+    arrived_.notify_all();
+  }
+  const std::size_t members = sessions.size();
+  const bool settled = arrived_.wait_for(
+      lock, timeout, [&] { return stopping_ || round.failed || round.parts.size() == members; });
+  if (!round.failed && round.parts.size() != members) {
+    fail_local(round, stopping_ ? make_error(ErrorCode::kIo, "the host is stopping")
+                                : make_error(ErrorCode::kTimeout,
+                                             "member {} waited {} ms for the other members", member,
+                                             timeout.count()));
+  }
+  (void)settled;
+  if (round.failed) return context(*round.failed);
+  std::vector<Contribution> out;
+  out.reserve(members);
+  for (const auto& [m, c] : round.parts) out.push_back(c);
+  if (++round.taken == members) local_.erase(it);
+  return out;
+}
+
+void CollectiveHub::session_ended(std::uint64_t session_id) {
+  std::lock_guard lock(mutex_);
+  for (auto& [id, round] : local_) {
+    // A complete round is its members' to take, whoever leaves afterwards.
+    if (round.failed || round.parts.size() == round.sessions.size()) continue;
+    for (const std::uint64_t s : round.sessions) {
+      if (s == session_id) {
+        fail_local(round,
+                   make_error(ErrorCode::kIo, "the session {:016x} of a member ended", session_id));
+        break;
+      }
+    }
+  }
+}
+
 void CollectiveHub::shutdown() {
   {
     std::lock_guard lock(mutex_);

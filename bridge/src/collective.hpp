@@ -1,4 +1,6 @@
-// All-reduce across the devices of one host (Burn's DistributedOperationIr::AllReduce).
+// All-reduce across the devices of one host: Burn 0.22.1's DistributedOperationIr::AllReduce
+// (rounds keyed by the device set) and Burn 0.23's Task::AllReduceLocal (rounds keyed by the
+// client's random collective id, with its members' sessions named).
 //
 // Each participating session contributes its tensor and waits for the others; every participant
 // then reduces the same contributions in the same order (by device position), so every device
@@ -9,9 +11,11 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <vector>
 
 #include "torchbridge/backend/backend.hpp"
@@ -27,10 +31,36 @@ class CollectiveHub {
   Result<std::vector<Contribution>> all_reduce(const std::vector<std::uint32_t>& devices,
                                                std::uint32_t position, Contribution tensor,
                                                std::chrono::milliseconds timeout);
+  // Protocol 6: member `member` of collective `id`, whose members' sessions are `sessions` (by
+  // member), brings its tensor, or the error its input failed with. Returns every member's tensor
+  // by member once all are in. A failure (the parts disagree on the sessions, a member comes
+  // twice, a member's input failed, a member's session ended, a wait timed out) is returned to
+  // every member waiting at once, and to any that comes later while the round is remembered.
+  // `open(session)` says whether a session is still connected.
+  Result<std::vector<Contribution>> join_local(std::uint64_t id, std::uint32_t member,
+                                               const std::vector<std::uint64_t>& sessions,
+                                               Result<Contribution> input,
+                                               const std::function<bool(std::uint64_t)>& open,
+                                               std::chrono::milliseconds timeout);
+  // A session's connection ended: every local collective naming it that is not complete fails.
+  void session_ended(std::uint64_t session_id);
   // The host is stopping: every all_reduce waiting now or later returns an error at once.
   void shutdown();
 
+  // Local rounds remembered at most (waiting, or failed and kept for the late members).
+  static constexpr std::size_t kMaxLocalRounds = 4096;
+
  private:
+  struct LocalRound {
+    std::vector<std::uint64_t> sessions;
+    std::map<std::uint32_t, Contribution> parts;
+    std::optional<Error> failed;
+    std::size_t taken = 0;  // members that took the result
+    std::chrono::steady_clock::time_point forget_at;
+  };
+  void fail_local(LocalRound& round, Error error);
+  void forget_expired_locked();
+
   struct Round {
     std::map<std::uint32_t, Contribution> contributions;
     std::size_t collected = 0;  // participants that took the result
@@ -41,6 +71,7 @@ class CollectiveHub {
   // Per device set: the round each position is at, and the rounds in flight.
   std::map<std::vector<std::uint32_t>, std::map<std::uint32_t, std::uint64_t>> next_round_;
   std::map<std::pair<std::vector<std::uint32_t>, std::uint64_t>, Round> rounds_;
+  std::map<std::uint64_t, LocalRound> local_;
 };
 
 }  // namespace tb::bridge

@@ -62,6 +62,7 @@ struct HostState {
     s.transfer_scope = std::move(scope);
     s.held = std::make_shared<MemoryAccount>(&memory);
     s.host_tensor_bytes = &tensor_bytes;
+    s.session_open = [this](std::uint64_t id) { return sessions.is_open(id); };
     return s;
   }
 };

@@ -46,6 +46,11 @@ void SessionRegistry::withdraw(std::uint64_t id) {
   workers_.erase(id);
 }
 
+bool SessionRegistry::is_open(std::uint64_t id) const {
+  std::lock_guard lock(mutex_);
+  return connections_.count(id) != 0;
+}
+
 std::size_t SessionRegistry::open() const {
   std::lock_guard lock(mutex_);
   return workers_.size();

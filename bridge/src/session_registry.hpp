@@ -37,6 +37,8 @@ class SessionRegistry {
   void withdraw(std::uint64_t id);
 
   std::size_t open() const;
+  // Whether session `id` has its connection.
+  bool is_open(std::uint64_t id) const;
   Totals totals() const;
   // The host stops: no more admissions; every socket is closed (waiting up to a few seconds for
   // it), every worker told to drop its queue, and this returns once every worker has finished.

@@ -20,6 +20,7 @@ ir::TaskResponse as_error(ir::TaskResponse response, const ir::ExecutionError& e
       [&](auto& c) {
         using C = std::decay_t<decltype(c)>;
         if constexpr (std::is_same_v<C, ir::ReadTensorResponse> ||
+                      std::is_same_v<C, ir::ReadTensorsResponse> ||
                       std::is_same_v<C, ir::SyncBackendResponse> ||
                       std::is_same_v<C, ir::ProfileStartResponse> ||
                       std::is_same_v<C, ir::ProfileEndResponse>) {
@@ -39,6 +40,8 @@ std::optional<ir::TaskResponse> owed_answer(const ir::Task& task) {
         using T = std::decay_t<decltype(t)>;
         if constexpr (std::is_same_v<T, ir::ReadTensorTask>) {
           return ir::TaskResponse{ir::ReadTensorResponse{}, t.request_id};
+        } else if constexpr (std::is_same_v<T, ir::ReadTensorsTask>) {
+          return ir::TaskResponse{ir::ReadTensorsResponse{}, t.request_id};
         } else if constexpr (std::is_same_v<T, ir::SyncBackendTask>) {
           return ir::TaskResponse{ir::SyncBackendResponse{}, t.request_id};
         } else if constexpr (std::is_same_v<T, ir::DTypeUsageTask>) {
@@ -134,6 +137,7 @@ void SessionWorker::loop() {
 void SessionWorker::run_tasks() {
   auto services = host_.services(identity_.transfer_scope);
   services.held = memory_;
+  services.protocol = identity_.profile->version;
   TaskRunner* self = nullptr;  // the runner answers through answer(), which asks it for memory
   TaskRunner runner(identity_.session_id, identity_.device_index,
                     host_.devices[identity_.device_index]->new_executor(), std::move(services),

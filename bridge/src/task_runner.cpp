@@ -7,6 +7,7 @@
 
 #include "torchbridge/ir/codec.hpp"
 #include "torchbridge/ir/format.hpp"
+#include "torchbridge/ir/profile.hpp"
 #include "torchbridge/ir/visit.hpp"
 
 namespace tb::bridge {
@@ -71,7 +72,10 @@ TaskRunner::TaskRunner(std::uint64_t session_id, std::uint32_t device_index,
       executor_(std::move(executor)),
       services_(services),
       respond_(std::move(respond)),
-      graphs_(services.limits.max_graphs_per_session) {}
+      graphs_(services.limits.max_graphs_per_session) {
+  const ir::ProtocolProfile* profile = ir::find_profile(services_.protocol);
+  if (profile && profile->canonical_quantized_only) executor_->canonical_quantized_reads(true);
+}
 
 TaskRunner::~TaskRunner() {
   if (services_.local) services_.local->purge_session(session_id_);
@@ -125,6 +129,16 @@ void TaskRunner::execute(const ir::OperationIr& op) {
   if (services_.ops_by_kind) {
     services_.ops_by_kind[static_cast<std::size_t>(op.kind)].fetch_add(1,
                                                                        std::memory_order_relaxed);
+  }
+  if (!ir::op_on_wire(op.kind, services_.protocol)) {
+    // Each Burn version has its own leaf set; an op its client could not have sent is refused
+    // rather than run on a guess.
+    Outputs outputs;
+    ir::visit(op, outputs);
+    executor_->fail(make_error(ErrorCode::kUnsupported, "{} is not an op of protocol {}", op.name(),
+                               services_.protocol),
+                    outputs.ids);
+    return;
   }
   if (!within_tensor_limit(op)) return;
   if (op.kind == ir::OpKind::Distributed_AllReduce) return all_reduce(op);
@@ -213,16 +227,33 @@ void TaskRunner::all_reduce(const ir::OperationIr& op) {
                                                services_.transfer_timeout);
   if (!all) return fail(all.error());
 
-  // Every participant sums the same contributions in the same order (device position), through
-  // ordinary ops, so every device gets identical bits.
-  const ir::DType dtype = p.tensor.dtype;
+  reduce(all.value(), p.tensor.dtype, p.out, p.op, /*divide_first=*/false);
+}
+
+void TaskRunner::reduce(const std::vector<CollectiveHub::Contribution>& parts, ir::DType dtype,
+                        const ir::TensorIr& out, ir::ReduceOperation op, bool divide_first) {
+  // Every participant reduces the same contributions in the same order (member or device
+  // position), through ordinary ops, so every device gets identical bits.
   auto temp = [&](ir::TensorStatus status) {
-    return ir::TensorIr{ir::TensorId{intermediates_.next()}, p.out.shape, status, dtype};
+    return ir::TensorIr{ir::TensorId{intermediates_.next()}, out.shape, status, dtype};
   };
+  const bool mean = op == ir::ReduceOperation::Mean;
+  const auto count = static_cast<double>(parts.size());
   std::optional<ir::TensorIr> acc;
-  for (const auto& contribution : all.value()) {
+  for (const auto& contribution : parts) {
     ir::TensorIr t = temp(ir::TensorStatus::ReadWrite);
-    if (auto s = executor_->register_transferred(t.id, *contribution); !s) return fail(s.error());
+    if (auto s = executor_->register_transferred(t.id, *contribution); !s) {
+      executor_->fail(with_context(s.error(), "all-reduce"), {out.id});
+      return;
+    }
+    if (mean && divide_first) {
+      // Burn 0.23's float_reduced divides each part first, as NCCL averages floats.
+      ir::TensorIr part = temp(ir::TensorStatus::NotInit);
+      execute(ir::make_op<ir::OpKind::NumericFloat_DivScalar>(
+          ir::ScalarOpIr{t, ir::ScalarIr::f(count), part}, dtype));
+      part.status = ir::TensorStatus::ReadWrite;
+      t = part;
+    }
     if (!acc) {
       acc = t;
       continue;
@@ -232,10 +263,66 @@ void TaskRunner::all_reduce(const ir::OperationIr& op) {
     sum.status = ir::TensorStatus::ReadWrite;
     acc = sum;
   }
-  const double divisor =
-      p.op == ir::ReduceOperation::Mean ? static_cast<double>(all.value().size()) : 1.0;
+  const double divisor = mean && !divide_first ? count : 1.0;
   execute(ir::make_op<ir::OpKind::NumericFloat_DivScalar>(
-      ir::ScalarOpIr{*acc, ir::ScalarIr::f(divisor), p.out}, dtype));
+      ir::ScalarOpIr{*acc, ir::ScalarIr::f(divisor), out}, dtype));
+}
+
+void TaskRunner::all_reduce_local(const ir::AllReduceLocalTask& task) {
+  const auto& p = task.part;
+  const ir::TensorIr out{p.out, p.tensor.shape, ir::TensorStatus::NotInit, p.tensor.dtype};
+  std::vector<std::uint64_t> sessions;
+  sessions.reserve(p.sessions.size());
+  for (const auto& s : p.sessions) sessions.push_back(s.id);
+  // What is wrong with this member's part fails the whole collective, so every member hears it.
+  Result<CollectiveHub::Contribution> input = [&]() -> Result<CollectiveHub::Contribution> {
+    if (sessions.size() > services_.device_count) {
+      return make_error(ErrorCode::kInvalidArgument,
+                        "an all-reduce over {} members, and this host serves {} device(s)",
+                        sessions.size(), services_.device_count);
+    }
+    if (!p.tensor.dtype.is_float()) {
+      return make_error(ErrorCode::kInvalidArgument, "member {}'s input is {}, not a float",
+                        p.member, p.tensor.dtype.name());
+    }
+    return executor_->take_for_transfer(p.tensor);
+  }();
+  if (!services_.collectives) {
+    executor_->fail(make_error(ErrorCode::kUnsupported, "AllReduceLocal: no collective hub"),
+                    {p.out});
+    return;
+  }
+  const auto open = [this](std::uint64_t s) {
+    return s == session_id_ || (services_.session_open && services_.session_open(s));
+  };
+  auto all = services_.collectives->join_local(p.collective, p.member, sessions, std::move(input),
+                                               open, services_.transfer_timeout);
+  if (!all) {
+    executor_->fail(all.error(), {p.out});
+    return;
+  }
+  reduce(all.value(), p.tensor.dtype, out, p.op, /*divide_first=*/true);
+  enforce_memory_limit(nullptr);
+}
+
+void TaskRunner::read_tensors(const ir::ReadTensorsTask& t) {
+  // All or nothing, in request order (burn-router 0.23 interpreter.rs:2335-2346): the client
+  // panics on any other count.
+  ir::ReadTensorsResponse r;
+  std::vector<ir::TensorData> data;
+  data.reserve(t.tensors.size());
+  for (const auto& tensor : t.tensors) {
+    auto one = executor_->read_tensor(tensor);
+    if (!one) {
+      r.result =
+          to_wire(with_context(one.error(), fmt::format("ReadTensors #{}", tensor.id.value)));
+      respond_(ir::TaskResponse{std::move(r), t.request_id});
+      return;
+    }
+    data.push_back(std::move(one).value());
+  }
+  r.result = std::move(data);
+  respond_(ir::TaskResponse{std::move(r), t.request_id});
 }
 
 void TaskRunner::expose_remote(const ir::ExposeTensorRemoteTask& t) {
@@ -352,6 +439,10 @@ void TaskRunner::run(ir::Task& task) {
             return;
           }
           note(session_id_, executor_->register_transferred(t.new_id, *tensor.value()));
+        } else if constexpr (std::is_same_v<T, ir::AllReduceLocalTask>) {
+          all_reduce_local(t);
+        } else if constexpr (std::is_same_v<T, ir::ReadTensorsTask>) {
+          read_tensors(t);
         } else if constexpr (std::is_same_v<T, ir::ReadTensorTask>) {
           auto data = executor_->read_tensor(t.tensor);
           ir::ReadTensorResponse r;

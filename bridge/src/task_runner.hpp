@@ -39,6 +39,10 @@ struct SessionServices {
   const std::atomic<bool>* stopping = nullptr;
   // Ops executed per leaf (indexed by OpKind), host-wide.
   std::atomic<std::uint64_t>* ops_by_kind = nullptr;
+  // The session's wire version (ir/profile.hpp): its ops outside that version's leaf set fail.
+  std::uint16_t protocol = ir::kProtocolVersion;
+  // Whether a session is connected (protocol 6's all-reduce names its members' sessions).
+  std::function<bool(std::uint64_t)> session_open;
 };
 
 class TaskRunner {
@@ -69,6 +73,12 @@ class TaskRunner {
   void enforce_memory_limit(const ir::OperationIr* op);
   void expose_remote(const ir::ExposeTensorRemoteTask& t);
   void all_reduce(const ir::OperationIr& op);
+  void all_reduce_local(const ir::AllReduceLocalTask& task);
+  // Registers `parts` and reduces them in order into `out` (a mean divides each part first when
+  // `divide_first`, else the sum).
+  void reduce(const std::vector<CollectiveHub::Contribution>& parts, ir::DType dtype,
+              const ir::TensorIr& out, ir::ReduceOperation op, bool divide_first);
+  void read_tensors(const ir::ReadTensorsTask& t);
   // Error -> Burn's ExecutionError.
   static ir::ExecutionError to_wire(const Error& e);
 

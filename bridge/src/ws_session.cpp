@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include "data_service.hpp"
+#include "framing.hpp"
 #include "guard.hpp"
 #include "host_state.hpp"
 #include "net/tls.hpp"
@@ -133,8 +134,22 @@ void SessionConnection::on_accept(beast::error_code ec) {
   read();
 }
 
+bool SessionConnection::tagged() const {
+  return state_ == State::kRunning && profile_ && profile_->framing == ir::Framing::kTagged;
+}
+
 void SessionConnection::read() {
-  message_ = std::make_unique<MessageBuffer>(ws_.read_message_max());
+  if (!tagged()) {
+    message_ = std::make_unique<MessageBuffer>(ws_.read_message_max());
+  } else if (segment_left_ == 0) {
+    // A head: a whole message of at most 64 KiB after its tag, or a segmented message's length.
+    ws_.read_message_max(framing::kMaxHead);
+    message_ = std::make_unique<MessageBuffer>(framing::kMaxHead);
+  } else {
+    // The next segment, into the same buffer: never longer than a frame or than what is left.
+    ws_.read_message_max(std::min<std::uint64_t>(framing::kMaxFrame, segment_left_));
+    segment_start_ = message_->size();
+  }
   auto self = shared_from_this();
   async_read_chunked(
       ws_, *message_,
@@ -170,6 +185,7 @@ void SessionConnection::on_message(beast::error_code ec) {
     teardown();
     return;
   }
+  if (tagged()) return on_tagged_message();
   const ir::Bytes bytes = message_->release();
   message_.reset();
   host_.counters.bytes_in += bytes.size();
@@ -181,6 +197,48 @@ void SessionConnection::on_message(beast::error_code ec) {
   } else {
     receiving_ = {};
   }
+}
+
+void SessionConnection::reject_frame(std::string_view what) {
+  ++host_.counters.frames_rejected;
+  spdlog::warn("session {:016x} ({}): {}, closing the session", session_id_, peer_, what);
+  receiving_ = {};
+  message_.reset();
+  segment_left_ = 0;
+  close_with(websocket::close_code::policy_error, "bad message framing");
+}
+
+void SessionConnection::on_tagged_message() {
+  if (segment_left_ == 0) {
+    const ir::Bytes head = message_->release();
+    message_.reset();
+    receiving_ = {};
+    host_.counters.bytes_in += head.size();
+    auto parsed = framing::parse_head(head.data(), head.size());
+    if (!parsed) return reject_frame(parsed.error().what());
+    if (parsed.value().whole) return dispatch(head.slice(1, head.size() - 1));
+    // The declared length is checked before any of it is committed; the buffer then grows only
+    // as segments arrive.
+    const std::uint64_t length = parsed.value().length;
+    const std::uint64_t limit = host_.options.limits.max_message_bytes;
+    if (length > limit) {
+      ++host_.counters.frames_rejected;
+      spdlog::warn("session {:016x} ({}): a message of {} bytes announced, over the limit of {}",
+                   session_id_, peer_, length, limit);
+      return close_with(websocket::close_code::too_big, "message over the host's limit");
+    }
+    segment_left_ = length;
+    message_ = std::make_unique<MessageBuffer>(static_cast<std::size_t>(length));
+    return read();
+  }
+  const std::size_t got = message_->size() - segment_start_;
+  host_.counters.bytes_in += got;
+  if (got == 0) return reject_frame("an empty frame in the middle of a message");
+  segment_left_ -= got;
+  if (segment_left_ > 0) return read();
+  const ir::Bytes bytes = message_->release();
+  message_.reset();
+  dispatch(bytes);
 }
 
 void SessionConnection::refuse(ir::SessionRefusal refusal, const std::string& reason) {
@@ -274,7 +332,12 @@ void SessionConnection::handshake(const ir::Bytes& bytes) {
   ws_.read_message_max(host_.options.limits.max_message_bytes);
   ir::SessionInfo info{profile->version, host_.devices[init.device_index]->settings(), device_count,
                        std::nullopt};
+  // The answer to Init is bare in every version (a client on another version reads its refusal
+  // the same way); the writes queue is empty here, so it is written bare at once and the session's
+  // framing applies from the next answer on.
+  profile_ = profile;
   queue_write(OutFrame::of_bytes(ir::encode(ir::TaskResponse{ir::InitResponse{info}, 0})));
+  tagged_writes_ = profile->framing == ir::Framing::kTagged;
   state_ = State::kRunning;
   spdlog::info("session {:016x} opened from {} on device {} ({}), {}", session_id_, peer_,
                init.device_index, host_.devices[init.device_index]->device_name(),
@@ -299,6 +362,12 @@ void SessionConnection::dispatch(const ir::Bytes& bytes) {
   bool close_requested = false;
   for (auto& message : frame.value()) {
     if (auto* task = std::get_if<ir::Task>(&message)) {
+      if (!ir::task_on_wire(*task, profile_->version)) {
+        ++host_.counters.frames_rejected;
+        spdlog::warn("session {:016x} ({}): Task::{} is not a message of {}, closing", session_id_,
+                     peer_, ir::task_name(*task), ir::describe(*profile_));
+        return close_with(websocket::close_code::policy_error, "task of another protocol");
+      }
       tasks.push_back(std::move(*task));
     } else if (auto* id = std::get_if<ir::SessionId>(&message)) {
       if (id->id != session_id_) {
@@ -343,16 +412,30 @@ void SessionConnection::queue_write(Outgoing out) {
 
 void SessionConnection::write() {
   writing_ = true;
+  if (tagged_writes_) {
+    pieces_ = framing::tagged_messages(*writes_.front().frame, head_);
+    piece_ = 0;
+    return write_piece();
+  }
   write_buffers_ = buffers_of(*writes_.front().frame);
   ws_.async_write(write_buffers_, [self = shared_from_this()](beast::error_code ec, std::size_t n) {
     self->guard([&] { self->on_write(ec, n); });
   });
 }
 
+void SessionConnection::write_piece() {
+  ws_.async_write(pieces_[piece_],
+                  [self = shared_from_this()](beast::error_code ec, std::size_t n) {
+                    self->guard([&] { self->on_write(ec, n); });
+                  });
+}
+
 void SessionConnection::on_write(beast::error_code ec, std::size_t n) {
+  host_.counters.bytes_out += n;
+  if (!ec && ++piece_ < pieces_.size()) return write_piece();
   writing_ = false;
   write_buffers_.clear();
-  host_.counters.bytes_out += n;
+  pieces_.clear();
   if (ec) {
     writes_.clear();
     teardown();
@@ -396,7 +479,11 @@ void SessionConnection::teardown() {
   state_ = State::kClosed;
   // Unsent answers give their places and bytes back now (a worker may be waiting on them).
   drop_unsent();
-  if (session_id_) host_.sessions.remove_connection(session_id_, this);
+  if (session_id_) {
+    host_.sessions.remove_connection(session_id_, this);
+    // Collectives waiting on this session fail now rather than at their timeout.
+    host_.collectives.session_ended(session_id_);
+  }
 }
 
 }  // namespace tb::bridge

@@ -4,6 +4,7 @@
 // the last-resort guard: an exception ends this session with a close frame, never the process.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -22,6 +23,7 @@
 #include "message_buffer.hpp"
 #include "net/any_stream.hpp"
 #include "session_worker.hpp"
+#include "torchbridge/ir/profile.hpp"
 #include "torchbridge/ir/protocol.hpp"
 
 namespace tb::bridge {
@@ -58,12 +60,17 @@ class SessionConnection : public std::enable_shared_from_this<SessionConnection>
   void on_accept(boost::beast::error_code ec);
   void read();
   void on_message(boost::beast::error_code ec);
+  // A websocket message of a tagged session (framing.hpp): a head, or a segment of a message.
+  void on_tagged_message();
+  bool tagged() const;
+  void reject_frame(std::string_view what);
   void refuse(ir::SessionRefusal refusal, const std::string& reason);
   void handshake(const ir::Bytes& bytes);
   void dispatch(const ir::Bytes& bytes);
   void queue_write(Outgoing out);
   void queue_write(FramePtr frame);
   void write();
+  void write_piece();
   void on_write(boost::beast::error_code ec, std::size_t n);
   void drop_unsent();
   void maybe_close();
@@ -83,6 +90,16 @@ class SessionConnection : public std::enable_shared_from_this<SessionConnection>
   MemoryCharge receiving_;  // the message being received, charged to the host as it arrives
   std::deque<Outgoing> writes_;
   std::vector<boost::asio::const_buffer> write_buffers_;
+  // Tagged framing: the session's profile (from the handshake on), the bytes of the segmented
+  // message being received still to come and where its current segment starts; on the way out,
+  // the websocket messages of the answer being written and its head.
+  const ir::ProtocolProfile* profile_ = nullptr;
+  bool tagged_writes_ = false;
+  std::uint64_t segment_left_ = 0;
+  std::size_t segment_start_ = 0;
+  std::vector<std::vector<boost::asio::const_buffer>> pieces_;
+  std::size_t piece_ = 0;
+  std::array<std::uint8_t, 9> head_{};
   bool writing_ = false;
   bool paused_ = false;
   bool worker_finished_ = false;

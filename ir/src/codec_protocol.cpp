@@ -7,8 +7,13 @@ namespace tb::ir {
 namespace {
 
 #define TB_NAME_OF(V, P) #V,
+#define TB_TASK_NAME_OF(V, P, W) #V,
+#define TB_TASK_WIRE_OF(V, P, W) TB_WIRE_##W,
 constexpr std::array<std::string_view, std::variant_size_v<Task> - 1> kTaskNames = {
-    TB_TASKS(TB_NAME_OF)};
+    TB_TASKS(TB_TASK_NAME_OF)};
+constexpr WireRange kTaskWires[] = {TB_TASKS(TB_TASK_WIRE_OF)};
+#undef TB_TASK_NAME_OF
+#undef TB_TASK_WIRE_OF
 constexpr std::array<std::string_view, std::variant_size_v<TaskResponseContent> - 1>
     kResponseNames = {TB_RESPONSES(TB_NAME_OF)};
 constexpr std::array<std::string_view, std::variant_size_v<DataMessage> - 1> kDataNames = {
@@ -56,6 +61,10 @@ void write_named(Writer& w, const Variant& v, const Names& names) {
 
 std::string_view task_name(const Task& task) {
   return task.index() == 0 ? std::string_view("(none)") : kTaskNames[task.index() - 1];
+}
+
+bool task_on_wire(const Task& task, std::uint16_t version) {
+  return task.index() != 0 && kTaskWires[task.index() - 1].has(version);
 }
 
 std::string_view response_name(const TaskResponseContent& content) {

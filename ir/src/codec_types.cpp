@@ -38,6 +38,12 @@ bool read_value(Reader& r, std::int64_t& v) {
 bool read_value(Reader& r, double& v) {
   return r.f64(v);
 }
+bool read_value(Reader& r, float& v) {
+  double d = 0;
+  if (!r.f64(d)) return false;
+  v = static_cast<float>(d);
+  return true;
+}
 bool read_value(Reader& r, std::string& v) {
   std::string_view s;
   if (!r.str(s)) return false;
@@ -71,6 +77,9 @@ void write_value(Writer& w, std::int64_t v) {
 }
 void write_value(Writer& w, double v) {
   w.f64(v);
+}
+void write_value(Writer& w, float v) {
+  w.f32(v);
 }
 void write_value(Writer& w, const std::string& v) {
   w.str(v);
@@ -256,6 +265,36 @@ void write_value(Writer& w, const PadModeIr& v) {
   w.map(1);
   w.str("Constant");
   write_value(w, v.value);
+}
+
+// A unit variant, or {"TfCropAndResize": [roi, extrapolation_value]} (a struct variant).
+bool read_value(Reader& r, CoordinateTransformModeIr& v) {
+  constexpr const char* kEnum = "CoordinateTransformModeIr";
+  std::string_view name;
+  bool has_payload = false;
+  if (!read_enum_head(r, kEnum, name, has_payload)) return false;
+  const int i = find_name(EnumNames<CoordinateTransformKind>::kNames, name);
+  if (i < 0) return unknown_variant(r, kEnum, name);
+  v = {};
+  v.kind = static_cast<CoordinateTransformKind>(i);
+  if (v.kind != CoordinateTransformKind::TfCropAndResize) return !has_payload || r.nil();
+  return expect_payload(r, has_payload, kEnum, name, [&] {
+    if (!r.array_of(2)) return false;
+    PathGuard g(r, name.data());
+    return read_value(r, v.roi) && read_value(r, v.extrapolation_value);
+  });
+}
+
+void write_value(Writer& w, const CoordinateTransformModeIr& v) {
+  if (v.kind != CoordinateTransformKind::TfCropAndResize) {
+    w.str(enum_name(v.kind));
+    return;
+  }
+  w.map(1);
+  w.str("TfCropAndResize");
+  w.array(2);
+  write_value(w, v.roi);
+  write_value(w, v.extrapolation_value);
 }
 
 // ---- TensorData ------------------------------------------------------------------------------

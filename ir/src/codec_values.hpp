@@ -27,6 +27,7 @@ bool read_value(Reader& r, std::uint32_t& v);
 bool read_value(Reader& r, std::uint64_t& v);
 bool read_value(Reader& r, std::int64_t& v);
 bool read_value(Reader& r, double& v);
+bool read_value(Reader& r, float& v);
 bool read_value(Reader& r, std::string& v);
 bool read_value(Reader& r, Bytes& v);
 bool read_value(Reader& r, std::monostate& v);
@@ -52,6 +53,7 @@ void write_value(Writer& w, std::uint32_t v);
 void write_value(Writer& w, std::uint64_t v);
 void write_value(Writer& w, std::int64_t v);
 void write_value(Writer& w, double v);
+void write_value(Writer& w, float v);
 void write_value(Writer& w, const std::string& v);
 void write_value(Writer& w, const Bytes& v);
 void write_value(Writer& w, std::monostate);
@@ -76,6 +78,7 @@ bool read_value(Reader& r, QuantStore& v);
 bool read_value(Reader& r, ScalarIr& v);
 bool read_value(Reader& r, Distribution& v);
 bool read_value(Reader& r, PadModeIr& v);
+bool read_value(Reader& r, CoordinateTransformModeIr& v);
 bool read_value(Reader& r, TensorData& v);
 bool read_value(Reader& r, Peer& v);
 bool read_value(Reader& r, SessionRefusal& v);
@@ -87,6 +90,7 @@ void write_value(Writer& w, const QuantStore& v);
 void write_value(Writer& w, const ScalarIr& v);
 void write_value(Writer& w, const Distribution& v);
 void write_value(Writer& w, const PadModeIr& v);
+void write_value(Writer& w, const CoordinateTransformModeIr& v);
 void write_value(Writer& w, const TensorData& v);
 void write_value(Writer& w, const Peer& v);
 void write_value(Writer& w, const SessionRefusal& v);
@@ -189,12 +193,34 @@ std::enable_if_t<kHasFieldList<T>, bool> read_value(Reader& r, T& v) {
   if constexpr (IsNewtype<T>::value) {
     static_assert(FieldList<T>::kCount == 1);
     return FieldList<T>::visit(v, [&](const char*, auto& field) { return read_value(r, field); });
-  } else {
+  } else if constexpr (FieldLayouts<T>::kSince == 0) {
     if (!r.array_of(FieldList<T>::kCount)) return false;
     return FieldList<T>::visit(v, [&](const char* name, auto& field) {
       PathGuard g(r, name);
       return read_value(r, field);
     });
+  } else {
+    // Two layouts of different lengths: the length says which arrived.
+    using L = FieldLayouts<T>;
+    constexpr std::size_t kOldCount = FieldList<T>::kCount - bit_count(L::kNew);
+    constexpr std::size_t kNewCount = FieldList<T>::kCount - bit_count(L::kOld);
+    static_assert(kOldCount != kNewCount, "a layout change must change the field count");
+    std::uint32_t n = 0;
+    if (!r.array(n)) return false;
+    if (n != kOldCount && n != kNewCount) {
+      return r.failf("expected an array of {} (protocol < {}) or {} elements for {}, got {}",
+                     kOldCount, L::kSince, kNewCount, FieldList<T>::kName, n);
+    }
+    const bool old_layout = n == kOldCount;
+    const std::uint64_t skip = old_layout ? L::kNew : L::kOld;
+    std::size_t i = 0;
+    const bool ok = FieldList<T>::visit(v, [&](const char* name, auto& field) {
+      if ((skip >> i++) & 1) return true;
+      PathGuard g(r, name);
+      return read_value(r, field);
+    });
+    if (ok) L::complete(v, old_layout);
+    return ok;
   }
 }
 
@@ -251,9 +277,16 @@ std::enable_if_t<kIsUnitEnum<E>, void> write_value(Writer& w, E v) {
 
 template <class T>
 std::enable_if_t<kHasFieldList<T>, void> write_value(Writer& w, const T& v) {
-  if constexpr (!IsNewtype<T>::value) w.array(FieldList<T>::kCount);
+  std::uint64_t skip = 0;
+  if constexpr (FieldLayouts<T>::kSince != 0) {
+    skip = w.protocol() < FieldLayouts<T>::kSince ? FieldLayouts<T>::kNew : FieldLayouts<T>::kOld;
+  }
+  if constexpr (!IsNewtype<T>::value) {
+    w.array(static_cast<std::uint32_t>(FieldList<T>::kCount - bit_count(skip)));
+  }
+  std::size_t i = 0;
   FieldList<T>::visit(v, [&](const char*, const auto& field) {
-    write_value(w, field);
+    if (!((skip >> i++) & 1)) write_value(w, field);
     return true;
   });
 }

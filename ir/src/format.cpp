@@ -77,6 +77,14 @@ void format_value(FormatBuffer& out, const PadModeIr& v) {
   }
 }
 
+void format_value(FormatBuffer& out, const CoordinateTransformModeIr& v) {
+  append(out, enum_name(v.kind));
+  if (v.kind == CoordinateTransformKind::TfCropAndResize) {
+    appendf(out, "(roi [[{}, {}], [{}, {}]], extrapolation {})", v.roi[0][0], v.roi[0][1],
+            v.roi[1][0], v.roi[1][1], v.extrapolation_value);
+  }
+}
+
 void format_value(FormatBuffer& out, const TensorId& v) {
   appendf(out, "#{}", v.value);
 }

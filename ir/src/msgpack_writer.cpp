@@ -52,6 +52,13 @@ void Writer::f64(double v) {
   for (int i = 0; i < 8; ++i) buf[1 + i] = static_cast<std::uint8_t>(bits >> (56 - 8 * i));
   out_->insert(out_->end(), buf, buf + 9);
 }
+void Writer::f32(float v) {
+  std::uint32_t bits = 0;
+  std::memcpy(&bits, &v, 4);
+  std::uint8_t buf[5] = {0xca};
+  for (int i = 0; i < 4; ++i) buf[1 + i] = static_cast<std::uint8_t>(bits >> (24 - 8 * i));
+  out_->insert(out_->end(), buf, buf + 5);
+}
 void Writer::str(std::string_view v) {
   Packer p(*this);
   p.pack_str(static_cast<std::uint32_t>(v.size()));

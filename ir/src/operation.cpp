@@ -23,10 +23,12 @@ struct RawLeaf {
   OpCategory category;
   const char* variant;
   std::uint8_t payload_index;
+  WireRange wire;
 };
 
-#define TB_RAW_LEAF(Cat, V, P, ...) \
-  RawLeaf{OpCategory::Cat, #V, static_cast<std::uint8_t>(VariantIndex<P, OpPayload>::value)},
+#define TB_RAW_LEAF(Cat, V, P, Lowering, Fn, Wire)                                           \
+  RawLeaf{OpCategory::Cat, #V, static_cast<std::uint8_t>(VariantIndex<P, OpPayload>::value), \
+          TB_WIRE_##Wire},
 constexpr RawLeaf kRawLeaves[] = {TB_OP_LEAVES(TB_RAW_LEAF)};
 #undef TB_RAW_LEAF
 static_assert(sizeof(kRawLeaves) / sizeof(RawLeaf) == kOpKindCount);
@@ -58,9 +60,12 @@ struct Tables {
       const auto c = static_cast<std::size_t>(leaf.category);
       const std::string_view full = names[k];
       OpInfo info{
-          leaf.category, static_cast<std::uint8_t>(count[c]++), full,
+          leaf.category,
+          static_cast<std::uint8_t>(count[c]++),
+          full,
           has_inner_enum(leaf.category) ? full.substr(full.find('.') + 1) : std::string_view(),
-          leaf.payload_index};
+          leaf.payload_index,
+          leaf.wire};
       infos.push_back(info);
     }
   }

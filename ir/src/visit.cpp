@@ -2,6 +2,7 @@
 
 #include <array>
 #include <cstring>
+#include <type_traits>
 
 namespace tb::ir {
 
@@ -27,6 +28,21 @@ bool is_output_field(const char* name) {
   }
 }
 
+// The payloads whose names say otherwise (burn-ir 0.23 visit_mut): attention's backward reads the
+// forward's `out` and `logsumexp` and writes the three gradients; its forward with logsumexp
+// writes both.
+template <class U>
+bool is_output_field_of(const char* name) {
+  if constexpr (std::is_same_v<U, AttentionBackwardOpIr>) {
+    return std::strcmp(name, "query_grad") == 0 || std::strcmp(name, "key_grad") == 0 ||
+           std::strcmp(name, "value_grad") == 0;
+  } else if constexpr (std::is_same_v<U, AttentionWithLogsumexpOpIr>) {
+    return std::strcmp(name, "out") == 0 || std::strcmp(name, "logsumexp") == 0;
+  } else {
+    return is_output_field(name);
+  }
+}
+
 // Which fields of U hold outputs, by position: worked out the first time a U is walked, so the walk
 // of an op compares no field names.
 template <class U>
@@ -36,7 +52,7 @@ const std::array<bool, FieldList<U>::kCount>& output_fields() {
     U probe{};
     std::size_t i = 0;
     FieldList<U>::visit(probe, [&](const char* name, auto&) {
-      f[i++] = is_output_field(name);
+      f[i++] = is_output_field_of<U>(name);
       return true;
     });
     return f;

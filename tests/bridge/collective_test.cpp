@@ -1,5 +1,6 @@
 #include "collective.hpp"
 
+#include <functional>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -90,6 +91,152 @@ TEST(Collective, AMissingParticipantTimesOutWithAClearError) {
   auto r2 = runner.executor().read_tensor(t(3));
   ASSERT_FALSE(r2);
   EXPECT_NE(r2.error().what().find("device 0 is not among the devices [5]"), std::string::npos);
+}
+
+// ---- Protocol 6: Task::AllReduceLocal
+// ------------------------------------------------------------
+
+struct LocalMembers {
+  std::unique_ptr<backend::Backend> backend =
+      std::move(backend::libtorch::make_backend({"cpu", nullptr})).value();
+  CollectiveHub hub;
+  std::vector<std::unique_ptr<TaskRunner>> runners;
+
+  LocalMembers(std::uint32_t n, std::chrono::milliseconds timeout, std::uint32_t devices = 3) {
+    SessionServices services;
+    services.collectives = &hub;
+    services.device_count = devices;
+    services.protocol = 6;
+    services.session_open = [](std::uint64_t) { return true; };
+    services.transfer_timeout = timeout;
+    for (std::uint32_t m = 0; m < n; ++m) {
+      runners.push_back(std::make_unique<TaskRunner>(100 + m, m % devices, backend->new_executor(),
+                                                     services, [](TaskResponse) {}));
+      EXPECT_TRUE(runners[m]->executor().register_tensor(
+          TensorId{1}, f32({1.0f * (m + 1), 10.0f * (m + 1), -1.0f})));
+    }
+  }
+
+  static Task part(std::uint64_t collective, std::uint32_t member, std::uint32_t members,
+                   ReduceOperation op, std::uint64_t out = 2, std::uint64_t input = 1) {
+    std::vector<SessionId> sessions;
+    for (std::uint32_t m = 0; m < members; ++m) sessions.push_back(SessionId{100 + m});
+    return AllReduceLocalTask{
+        StreamId{0}, LocalAllReducePart{t(input), TensorId{out}, collective, member, sessions, op}};
+  }
+
+  // Runs one task per runner at once.
+  void run_all(std::vector<Task> tasks) {
+    std::vector<std::thread> threads;
+    for (std::size_t i = 0; i < tasks.size(); ++i)
+      threads.emplace_back([&, i] { runners[i]->run(tasks[i]); });
+    for (auto& th : threads) th.join();
+  }
+};
+
+std::string error_of(backend::Executor& e, std::uint64_t id) {
+  auto r = e.read_tensor(t(id));
+  return r ? std::string("(no error)") : r.error().what();
+}
+
+TEST(CollectiveLocal, ThreeMembersGetIdenticalSumsAndMeans) {
+  LocalMembers m(3, std::chrono::milliseconds(10000));
+  const std::uint64_t id = 0xdeadbeefcafef00dULL;
+  m.run_all({LocalMembers::part(id, 2, 3, ReduceOperation::Sum),
+             LocalMembers::part(id, 0, 3, ReduceOperation::Sum),
+             LocalMembers::part(id, 1, 3, ReduceOperation::Sum)});
+  for (auto& r : m.runners) EXPECT_EQ(read(r->executor(), 2), (std::vector<float>{6, 60, -3}));
+  m.run_all({LocalMembers::part(id + 1, 0, 3, ReduceOperation::Mean, 3),
+             LocalMembers::part(id + 1, 1, 3, ReduceOperation::Mean, 3),
+             LocalMembers::part(id + 1, 2, 3, ReduceOperation::Mean, 3)});
+  // Burn 0.23 divides each part first: 1/3 + 2/3 + 3/3 in f32, the same bits on every member.
+  const float mean0 = 1.0f / 3 + 2.0f / 3 + 3.0f / 3;
+  for (auto& r : m.runners) EXPECT_EQ(read(r->executor(), 3)[0], mean0);
+  // The rounds are forgotten once every member took its result.
+  auto again = m.hub.join_local(
+      id, 0, {1}, Result<CollectiveHub::Contribution>(nullptr), [](std::uint64_t) { return true; },
+      std::chrono::milliseconds(1));
+  EXPECT_TRUE(again);
+}
+
+// Each failure lands on every member waiting, at once, not at the timeout.
+TEST(CollectiveLocal, AFailureReachesEveryMemberAtOnce) {
+  const auto timeout = std::chrono::milliseconds(20000);
+  struct Case {
+    const char* what;
+    std::function<std::vector<Task>()> parts;
+    std::uint32_t members;
+    std::uint32_t devices;
+  };
+  const std::uint64_t id = 1ULL << 63;
+  const std::vector<Case> cases = {
+      {"arrived twice",
+       [&] {
+         return std::vector<Task>{LocalMembers::part(id, 0, 2, ReduceOperation::Sum),
+                                  LocalMembers::part(id, 0, 2, ReduceOperation::Sum)};
+       },
+       2, 3},
+      {"disagree on the members' sessions",
+       [&] {
+         return std::vector<Task>{LocalMembers::part(id, 0, 2, ReduceOperation::Sum),
+                                  LocalMembers::part(id, 1, 3, ReduceOperation::Sum)};
+       },
+       3, 3},
+      {"member 1's input failed",
+       [&] {
+         return std::vector<Task>{LocalMembers::part(id, 0, 2, ReduceOperation::Sum),
+                                  LocalMembers::part(id, 1, 2, ReduceOperation::Sum, 2, 9)};
+       },
+       2, 3},
+      {"an all-reduce over 3 members, and this host serves 2 device(s)",
+       [&] {
+         return std::vector<Task>{LocalMembers::part(id, 0, 3, ReduceOperation::Sum),
+                                  LocalMembers::part(id, 1, 3, ReduceOperation::Sum)};
+       },
+       2, 2},
+  };
+  for (const auto& c : cases) {
+    LocalMembers m(c.members, timeout, c.devices);
+    const auto start = std::chrono::steady_clock::now();
+    auto parts = c.parts();
+    parts.resize(std::min(parts.size(), m.runners.size()));
+    m.run_all(parts);
+    EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10)) << c.what;
+    for (std::size_t i = 0; i < parts.size(); ++i) {
+      EXPECT_NE(error_of(m.runners[i]->executor(), 2).find(c.what), std::string::npos)
+          << c.what << ": " << error_of(m.runners[i]->executor(), 2);
+    }
+  }
+}
+
+TEST(CollectiveLocal, AMembersSessionEndingFailsTheOthers) {
+  LocalMembers m(2, std::chrono::milliseconds(20000));
+  std::thread waiting([&] {
+    Task p = LocalMembers::part(7, 0, 2, ReduceOperation::Sum);
+    m.runners[0]->run(p);
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  const auto start = std::chrono::steady_clock::now();
+  m.hub.session_ended(101);  // member 1's session, before it sent its part
+  waiting.join();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+  EXPECT_NE(error_of(m.runners[0]->executor(), 2)
+                .find("the session 0000000000000065 of a member "
+                      "ended"),
+            std::string::npos)
+      << error_of(m.runners[0]->executor(), 2);
+  // A member arriving later hears the same failure at once.
+  Task late = LocalMembers::part(7, 1, 2, ReduceOperation::Sum);
+  m.runners[1]->run(late);
+  EXPECT_NE(error_of(m.runners[1]->executor(), 2).find("ended"), std::string::npos);
+}
+
+TEST(CollectiveLocal, AMissingMemberTimesOut) {
+  LocalMembers m(1, std::chrono::milliseconds(200));
+  Task p = LocalMembers::part(9, 0, 2, ReduceOperation::Mean);
+  m.runners[0]->run(p);
+  EXPECT_NE(error_of(m.runners[0]->executor(), 2).find("member 0 waited 200 ms"), std::string::npos)
+      << error_of(m.runners[0]->executor(), 2);
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include "backends/libtorch/op_test_util.hpp"
 #include "bridge/bridge_test_util.hpp"
 #include "bridge/host_raw_client.hpp"
+#include "torchbridge/ir/profile.hpp"
 #include "torchbridge/version.hpp"
 
 namespace tb::test {
@@ -71,8 +72,9 @@ TEST(HostMetrics, CountsOpenSessionsByProtocol) {
     ASSERT_TRUE(std::holds_alternative<std::monostate>(a.sync()));
     ASSERT_TRUE(std::holds_alternative<std::monostate>(b.sync()));
     const auto m = host.host().metrics();
-    ASSERT_EQ(m.sessions_by_protocol.size(), 1u);  // one row per version served
+    ASSERT_EQ(m.sessions_by_protocol.size(), kProfiles.size());  // one row per version served
     EXPECT_EQ(count_of(m.sessions_by_protocol, served), 2u);
+    EXPECT_EQ(count_of(m.sessions_by_protocol, "Burn 0.23.0-pre.1 (protocol 6)"), 0u);
     EXPECT_THAT(
         get_metrics_text(host.port()),
         ::testing::HasSubstr("torchbridge_sessions_open_by_protocol{protocol=\"2\",burn=\"" +

@@ -1,6 +1,7 @@
-// Golden vectors: real Burn values serialised by Burn's own serde code (tests/interop, the
-// `golden` generator). Every vector must decode and re-encode to the identical bytes, and every
-// leaf of the op tables, every task and every response must have at least one.
+// Golden vectors: real Burn values serialised by Burn's own serde code, one file per served Burn
+// version (tests/interop and tests/interop-0.23, their `golden` generators). Every vector must
+// decode and re-encode, in its version's layouts, to the identical bytes, and every leaf, task and
+// response of a version must have at least one in that version's file.
 #include <fstream>
 #include <functional>
 #include <map>
@@ -23,32 +24,45 @@ struct Vector {
   std::string hex;
 };
 
-const std::vector<Vector>& vectors() {
-  static const std::vector<Vector> all = [] {
-    std::vector<Vector> out;
-    std::ifstream in(TB_GOLDEN_VECTORS);
-    std::string line;
-    while (std::getline(in, line)) {
-      if (line.empty() || line[0] == '#') continue;
-      std::istringstream fields(line);
-      Vector v;
-      std::getline(fields, v.kind, '\t');
-      std::getline(fields, v.name, '\t');
-      std::getline(fields, v.hex, '\t');
-      out.push_back(std::move(v));
-    }
-    return out;
-  }();
-  return all;
+// The vector file of each served wire version.
+struct VersionFile {
+  std::uint16_t protocol;
+  const char* path;
+};
+constexpr VersionFile kFiles[] = {{2, TB_GOLDEN_VECTORS}, {6, TB_GOLDEN_VECTORS_023}};
+
+std::vector<Vector> load(const char* path) {
+  std::vector<Vector> out;
+  std::ifstream in(path);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    std::istringstream fields(line);
+    Vector v;
+    std::getline(fields, v.kind, '\t');
+    std::getline(fields, v.name, '\t');
+    std::getline(fields, v.hex, '\t');
+    out.push_back(std::move(v));
+  }
+  return out;
 }
 
-using Recode = std::function<Result<std::vector<std::uint8_t>>(const Bytes&)>;
+const std::vector<Vector>& vectors(std::uint16_t protocol = 2) {
+  static const std::vector<Vector> v2 = load(kFiles[0].path);
+  static const std::vector<Vector> v6 = load(kFiles[1].path);
+  return protocol == 2 ? v2 : v6;
+}
+
+using Recode = std::function<Result<std::vector<std::uint8_t>>(const Bytes&, std::uint16_t)>;
 
 template <class T>
 Recode recode() {
-  return [](const Bytes& bytes) -> Result<std::vector<std::uint8_t>> {
+  return [](const Bytes& bytes, std::uint16_t protocol) -> Result<std::vector<std::uint8_t>> {
     TB_TRY_ASSIGN(auto value, decode<T>(bytes));
-    return encode(value);
+    Writer writer;
+    writer.set_protocol(protocol);
+    encode(writer, value);
+    return writer.take();
   };
 }
 
@@ -67,61 +81,88 @@ std::string base_name(const std::string& name) {
 }
 
 TEST(Golden, FixtureIsPresent) {
-  ASSERT_GT(vectors().size(), 300u) << TB_GOLDEN_VECTORS;
+  ASSERT_GT(vectors(2).size(), 300u) << TB_GOLDEN_VECTORS;
+  ASSERT_GT(vectors(6).size(), 300u) << TB_GOLDEN_VECTORS_023;
 }
 
 TEST(Golden, EveryVectorDecodesAndReencodesIdentically) {
-  std::size_t checked = 0;
-  for (const auto& v : vectors()) {
-    const auto it = recoders().find(v.kind);
-    ASSERT_NE(it, recoders().end()) << "no decoder for vector kind " << v.kind;
-    const auto bytes = test::from_hex(v.hex);
-    auto out = it->second(Bytes::copy_of(bytes.data(), bytes.size()));
-    ASSERT_TRUE(out) << v.kind << " " << v.name << ": " << out.error().what();
-    EXPECT_EQ(test::to_hex(out.value()), v.hex) << v.kind << " " << v.name;
-    ++checked;
-  }
-  EXPECT_EQ(checked, vectors().size());
-}
-
-TEST(Golden, EveryOperationLeafHasAVector) {
-  std::set<std::string> seen;
-  for (const auto& v : vectors())
-    if (v.kind == "op") seen.insert(base_name(v.name));
-  for (std::size_t k = 0; k < kOpKindCount; ++k) {
-    const std::string name(op_name(static_cast<OpKind>(k)));
-    EXPECT_TRUE(seen.count(name)) << "no golden vector for op " << name;
+  for (const auto& file : kFiles) {
+    std::size_t checked = 0;
+    for (const auto& v : vectors(file.protocol)) {
+      const auto it = recoders().find(v.kind);
+      ASSERT_NE(it, recoders().end()) << "no decoder for vector kind " << v.kind;
+      const auto bytes = test::from_hex(v.hex);
+      auto out = it->second(Bytes::copy_of(bytes.data(), bytes.size()), file.protocol);
+      ASSERT_TRUE(out) << file.path << ": " << v.kind << " " << v.name << ": "
+                       << out.error().what();
+      EXPECT_EQ(test::to_hex(out.value()), v.hex) << file.path << ": " << v.kind << " " << v.name;
+      ++checked;
+    }
+    EXPECT_EQ(checked, vectors(file.protocol).size());
   }
 }
 
-TEST(Golden, EveryTaskAndResponseHasAVector) {
-  std::set<std::string> frames, responses;
-  for (const auto& v : vectors()) {
-    if (v.kind == "frame") frames.insert(base_name(v.name));
-    if (v.kind == "response") responses.insert(base_name(v.name));
+TEST(Golden, EveryOperationLeafOfEachVersionHasAVector) {
+  for (const auto& file : kFiles) {
+    std::set<std::string> seen;
+    for (const auto& v : vectors(file.protocol))
+      if (v.kind == "op") seen.insert(base_name(v.name));
+    for (std::size_t k = 0; k < kOpKindCount; ++k) {
+      const auto kind = static_cast<OpKind>(k);
+      const std::string name(op_name(kind));
+      if (op_on_wire(kind, file.protocol)) {
+        EXPECT_TRUE(seen.count(name)) << file.path << ": no golden vector for op " << name;
+      } else {
+        EXPECT_FALSE(seen.count(name)) << file.path << ": " << name << " is not of this version";
+      }
+    }
   }
-#define TB_EXPECT_TASK(V, P) EXPECT_TRUE(frames.count("Task." #V)) << "no vector for Task::" #V;
-  TB_TASKS(TB_EXPECT_TASK)
+}
+
+TEST(Golden, EveryTaskAndResponseOfEachVersionHasAVector) {
+  for (const auto& file : kFiles) {
+    std::set<std::string> frames, responses;
+    for (const auto& v : vectors(file.protocol)) {
+      if (v.kind == "frame") frames.insert(base_name(v.name));
+      if (v.kind == "response") responses.insert(base_name(v.name));
+    }
+#define TB_EXPECT_TASK(V, P, W)                                                           \
+  if (TB_WIRE_##W.has(file.protocol)) {                                                   \
+    EXPECT_TRUE(frames.count("Task." #V)) << file.path << ": no vector for Task::" #V;    \
+  } else {                                                                                \
+    EXPECT_FALSE(frames.count("Task." #V)) << file.path << ": Task::" #V " is not of it"; \
+  }
+    TB_TASKS(TB_EXPECT_TASK)
 #undef TB_EXPECT_TASK
-#define TB_EXPECT_RESPONSE(V, P) EXPECT_TRUE(responses.count(#V)) << "no vector for response " #V;
-  TB_RESPONSES(TB_EXPECT_RESPONSE)
+    // ReadTensor answers exist in protocol 2 only, ReadTensors answers in 6 only.
+    const std::set<std::string> v2_only{"ReadTensor"}, v6_only{"ReadTensors"};
+#define TB_EXPECT_RESPONSE(V, P)                                                     \
+  if (!(file.protocol == 2 ? v6_only : v2_only).count(#V)) {                         \
+    EXPECT_TRUE(responses.count(#V)) << file.path << ": no vector for response " #V; \
+  }
+    TB_RESPONSES(TB_EXPECT_RESPONSE)
 #undef TB_EXPECT_RESPONSE
-  EXPECT_TRUE(frames.count("Init"));
-  EXPECT_TRUE(frames.count("Close"));
+    EXPECT_TRUE(frames.count("Init")) << file.path;
+    EXPECT_TRUE(frames.count("Close")) << file.path;
+  }
 }
 
 TEST(Golden, EveryDTypeHasAVector) {
-  std::set<std::string> seen;
-  for (const auto& v : vectors())
-    if (v.kind == "dtype") seen.insert(v.name.substr(0, v.name.find_first_of("./")));
-  for (auto name : EnumNames<DTypeKind>::kNames)
-    EXPECT_TRUE(seen.count(std::string(name))) << "no vector for DType::" << name;
+  for (const auto& file : kFiles) {
+    std::set<std::string> seen;
+    for (const auto& v : vectors(file.protocol))
+      if (v.kind == "dtype") seen.insert(v.name.substr(0, v.name.find_first_of("./")));
+    for (auto name : EnumNames<DTypeKind>::kNames)
+      EXPECT_TRUE(seen.count(std::string(name))) << file.path << ": no vector for DType::" << name;
+  }
 }
 
 // Decoding must survive any corruption of real frames: flip each byte of each vector in turn.
 TEST(Golden, CorruptedVectorsNeverCrash) {
   std::size_t failures = 0;
-  for (const auto& v : vectors()) {
+  std::vector<Vector> all = vectors(2);
+  all.insert(all.end(), vectors(6).begin(), vectors(6).end());
+  for (const auto& v : all) {
     const auto it = recoders().find(v.kind);
     if (it == recoders().end()) continue;
     auto bytes = test::from_hex(v.hex);
@@ -129,7 +170,7 @@ TEST(Golden, CorruptedVectorsNeverCrash) {
     for (std::size_t i = 0; i < bytes.size(); i += step) {
       auto corrupted = bytes;
       corrupted[i] ^= 0xa5;
-      auto out = it->second(Bytes::copy_of(corrupted.data(), corrupted.size()));
+      auto out = it->second(Bytes::copy_of(corrupted.data(), corrupted.size()), 2);
       if (!out) ++failures;
     }
   }

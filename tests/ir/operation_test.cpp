@@ -8,25 +8,27 @@
 namespace tb::ir {
 namespace {
 
-// Leaf counts read off burn-ir 0.22.1 src/operation.rs: BaseOperationIr 30, NumericOperationIr 56,
-// FloatOperationIr 35, IntOperationIr 13, BoolOperationIr 6, ModuleOperationIr 53,
-// ActivationOperationIr 14, DistributedOperationIr 2, plus Init, Custom, Drop.
+// Leaf counts read off burn-ir 0.22.1 and 0.23.0-pre.1 src/operation.rs: BaseOperationIr 30,
+// NumericOperationIr 56, FloatOperationIr 35 + 2 (0.23's Fmod, FmodScalar), IntOperationIr 13,
+// BoolOperationIr 6, ModuleOperationIr 53 + 7 (0.23's 3-D pools and attention),
+// ActivationOperationIr 14, DistributedOperationIr 2 (0.22.1 only), plus Init, Custom, Drop: 328 in
+// 0.22.1, 335 in 0.23, 337 in the union the tables hold.
 TEST(OperationTables, LeafCountsMatchTheCrate) {
   EXPECT_EQ(kind_count(OpCategory::BaseFloat), 30u);
   EXPECT_EQ(kind_count(OpCategory::BaseInt), 30u);
   EXPECT_EQ(kind_count(OpCategory::BaseBool), 30u);
   EXPECT_EQ(kind_count(OpCategory::NumericFloat), 56u);
   EXPECT_EQ(kind_count(OpCategory::NumericInt), 56u);
-  EXPECT_EQ(kind_count(OpCategory::Float), 35u);
+  EXPECT_EQ(kind_count(OpCategory::Float), 37u);
   EXPECT_EQ(kind_count(OpCategory::Int), 13u);
   EXPECT_EQ(kind_count(OpCategory::Bool), 6u);
-  EXPECT_EQ(kind_count(OpCategory::Module), 53u);
+  EXPECT_EQ(kind_count(OpCategory::Module), 60u);
   EXPECT_EQ(kind_count(OpCategory::Activation), 14u);
   EXPECT_EQ(kind_count(OpCategory::Distributed), 2u);
   EXPECT_EQ(kind_count(OpCategory::Init), 1u);
   EXPECT_EQ(kind_count(OpCategory::Custom), 1u);
   EXPECT_EQ(kind_count(OpCategory::Drop), 1u);
-  EXPECT_EQ(kOpKindCount, 328u);
+  EXPECT_EQ(kOpKindCount, 337u);
 }
 
 TEST(OperationTables, NamesAreUniqueAndConsistent) {
@@ -116,6 +118,24 @@ TEST(Visit, FindsTensorsInOptionalsVectorsAndNestedStructs) {
   visit(make_op<OpKind::Drop_Op>(t(5)), dc);
   ASSERT_EQ(dc.tensors.size(), 1u);
   EXPECT_FALSE(dc.tensors[0].second);
+}
+
+// 0.23's attention: the backward reads the forward's `out` and `logsumexp`, writes three gradients
+// (burn-ir 0.23.0-pre.1 visit_mut); the forward with logsumexp writes both.
+TEST(Visit, AttentionBackwardReadsTheForwardsOutAndLogsumexp) {
+  AttentionBackwardOpIr b{t(1), t(2), t(3), t(4), t(5), t(6), {}, t(7), t(8), t(9)};
+  Collect c;
+  visit(make_op<OpKind::Module_AttentionBackward>(b), c);
+  const std::vector<std::pair<std::uint64_t, bool>> expected = {{1, false}, {2, false}, {3, false},
+                                                                {4, false}, {5, false}, {6, false},
+                                                                {7, true},  {8, true},  {9, true}};
+  EXPECT_EQ(c.tensors, expected);
+  AttentionWithLogsumexpOpIr f{t(1), t(2), t(3), {}, t(4), t(5)};
+  Collect fc;
+  visit(make_op<OpKind::Module_AttentionWithLogsumexp>(f), fc);
+  const std::vector<std::pair<std::uint64_t, bool>> forward = {
+      {1, false}, {2, false}, {3, false}, {4, true}, {5, true}};
+  EXPECT_EQ(fc.tensors, forward);
 }
 
 }  // namespace

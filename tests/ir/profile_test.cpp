@@ -2,6 +2,7 @@
 #include "torchbridge/ir/profile.hpp"
 
 #include <set>
+#include <string>
 
 #include <gtest/gtest.h>
 
@@ -15,11 +16,40 @@ TEST(ProtocolProfiles, Burn0221IsProtocol2) {
   EXPECT_EQ(describe(*p), "Burn " + std::string(kBurnVersion) + " (protocol 2)");
 }
 
+TEST(ProtocolProfiles, Burn023IsProtocol6WithTaggedFraming) {
+  const ProtocolProfile* p = find_profile(6);
+  ASSERT_NE(p, nullptr);
+  EXPECT_EQ(p->burn, "0.23.0-pre.1");
+  EXPECT_EQ(p->framing, Framing::kTagged);
+  EXPECT_TRUE(p->canonical_quantized_only);
+  EXPECT_EQ(find_profile(2)->framing, Framing::kBare);
+  EXPECT_EQ(describe_served(), "Burn 0.22.1 (protocol 2), Burn 0.23.0-pre.1 (protocol 6)");
+}
+
 TEST(ProtocolProfiles, OtherVersionsAreNotServed) {
-  for (std::uint16_t v : {0, 1, 3, 5, 6, 65535}) {
-    if (v == kProtocolVersion) continue;
-    EXPECT_EQ(find_profile(v), nullptr) << v;
+  for (std::uint16_t v : {0, 1, 3, 4, 5, 7, 65535}) EXPECT_EQ(find_profile(v), nullptr) << v;
+}
+
+// The leaf and message sets of each version come from the tables' Wire columns.
+TEST(ProtocolProfiles, EachVersionHasItsOwnLeavesAndTasks) {
+  std::size_t v2 = 0, v6 = 0;
+  for (std::size_t k = 0; k < kOpKindCount; ++k) {
+    v2 += op_on_wire(static_cast<OpKind>(k), 2);
+    v6 += op_on_wire(static_cast<OpKind>(k), 6);
   }
+  EXPECT_EQ(v2, 328u);  // burn-ir 0.22.1
+  EXPECT_EQ(v6, 335u);  // burn-ir 0.23.0-pre.1
+  EXPECT_TRUE(op_on_wire(OpKind::Distributed_AllReduce, 2));
+  EXPECT_FALSE(op_on_wire(OpKind::Distributed_AllReduce, 6));
+  EXPECT_FALSE(op_on_wire(OpKind::Float_Fmod, 2));
+  EXPECT_TRUE(op_on_wire(OpKind::Float_Fmod, 6));
+  EXPECT_TRUE(task_on_wire(Task{ReadTensorTask{}}, 2));
+  EXPECT_FALSE(task_on_wire(Task{ReadTensorTask{}}, 6));
+  EXPECT_FALSE(task_on_wire(Task{ReadTensorsTask{}}, 2));
+  EXPECT_TRUE(task_on_wire(Task{ReadTensorsTask{}}, 6));
+  EXPECT_TRUE(task_on_wire(Task{AllReduceLocalTask{}}, 6));
+  EXPECT_TRUE(task_on_wire(Task{SeedTask{}}, 2));
+  EXPECT_TRUE(task_on_wire(Task{SeedTask{}}, 6));
 }
 
 TEST(ProtocolProfiles, RowsAreUniqueOldestFirstAndNamedInTheServedList) {

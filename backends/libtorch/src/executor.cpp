@@ -178,7 +178,7 @@ Result<ir::TensorData> LibTorchExecutor::read_tensor(const ir::TensorIr& t) {
   return aten_guard(fmt::format("reading tensor #{}", t.id.value), [&]() -> Result<ir::TensorData> {
     if (q) {
       // Read as stored, whatever scheme the read names (as Burn's backends answer).
-      if (t.dtype.is_quantized()) return quant::to_data(*q);
+      if (t.dtype.is_quantized()) return quant::to_data(*q, canonical_quantized_);
       if (!t.dtype.is_float()) {
         return make_error(ErrorCode::kInvalidArgument, "tensor #{} is quantized ({}), read as {}",
                           t.id.value, quant::describe(q->scheme), t.dtype.name());

@@ -339,4 +339,13 @@ Status lower_Float_PowfScalar(OpContext& ctx, const ir::ScalarOpIr& op) {
   return ctx.out(op.out, powf_scalar(widen(ctx.in(op.lhs)), op.rhs));
 }
 
+// C fmod (the sign of the dividend), as Burn 0.23's float_fmod_scalar; the divisor is rounded to
+// the tensor's dtype first, as Burn's `rhs.elem::<E>()` does.
+Status lower_Float_FmodScalar(OpContext& ctx, const ir::ScalarOpIr& op) {
+  const auto& x = ctx.in(op.lhs);
+  const auto wide = widen(x);
+  const auto divisor = at::scalar_tensor(op.rhs.as_double(), x.options()).to(wide.scalar_type());
+  return ctx.out(op.out, at::fmod(wide, divisor));
+}
+
 }  // namespace tb::backend::libtorch

@@ -1,21 +1,16 @@
 // ModuleOperationIr except the convolutions (lower_conv.cpp, lower_deform_conv.cpp), pooling
-// (lower_pool.cpp) and interpolation (lower_interpolate.cpp): normalisation, embedding, linear,
-// attention, CTC loss and unfold, with the semantics of Burn 0.22.1's ModuleOps (trait defaults
-// and burn-flex, the reference backend).
+// (lower_pool.cpp), interpolation (lower_interpolate.cpp) and attention (lower_attention.cpp):
+// normalisation, embedding, linear, CTC loss and unfold, with the semantics of Burn 0.22.1's
+// ModuleOps (trait defaults and burn-flex, the reference backend).
 //
 // Conventions kept from Burn, where PyTorch differs:
 // - Linear's weight is [d_input, d_output]: y = x @ W (+ b).
-// - Attention: a true mask entry masks OUT; is_causal masks col > row + (Sk - Sq) (bottom-right
-//   aligned); softcap applies to the scaled scores before masking; the additive bias after;
-//   fully masked rows give 0.
 // - CtcLoss: log_probs [T, N, C], per-sample loss [N]; an input length of 0 reads alpha at t = 0
 //   like Burn's default (decomposed) implementation. CtcLossBackward is Burn's
 //   ctc_grad_from_alpha_beta_default: PyTorch's gradient with samples of infinite loss zeroed.
 // Half-precision inputs are computed in f32 (on CPU always, since several ATen CPU kernels lack
 // f16; for the numerically sensitive ops everywhere, as burn-flex does) and cast back by out().
 #include <algorithm>
-#include <cmath>
-#include <limits>
 #include <vector>
 
 #include <ATen/ATen.h>
@@ -150,58 +145,6 @@ Status lower_Module_LinearBiasBackward(OpContext& ctx, const ir::LinearBiasBackw
   const auto g = widen(ctx.in(op.output_grad));
   if (g.dim() < 1) return ctx.invalid("linear_bias_backward needs rank >= 1");
   return ctx.out(op.out, flatten_leading(g).sum(0));
-}
-
-// ---------------------------------------------------------------------------------------------
-// Attention (Burn's attention_fallback, with burn-flex's GQA support)
-
-Status lower_Module_Attention(OpContext& ctx, const ir::AttentionOpIr& op) {
-  auto q = widen(ctx.in(op.query));
-  auto k = same_type(ctx.in(op.key), q);
-  auto v = same_type(ctx.in(op.value), q);
-  if (q.dim() != 4 || k.dim() != 4 || v.dim() != 4) {
-    return ctx.invalid("attention needs query, key and value of rank 4");
-  }
-  const auto batch = q.size(0), heads = q.size(1), seq_q = q.size(2), head_dim = q.size(3);
-  const auto kv_heads = k.size(1), seq_k = k.size(2), val_dim = v.size(3);
-  if (kv_heads != heads) {
-    // GQA / MQA: query head h reads key/value head h / (heads / kv_heads).
-    if (kv_heads == 0 || heads % kv_heads != 0 || v.size(1) != kv_heads) {
-      return ctx.invalid("attention: {} query heads cannot share {} key/value heads", heads,
-                         kv_heads);
-    }
-    k = k.repeat_interleave(heads / kv_heads, 1);
-    v = v.repeat_interleave(heads / kv_heads, 1);
-  }
-  std::optional<double> softcap;
-  if (op.options.softcap) {
-    softcap = op.options.softcap->as_double();
-    if (!(*softcap > 0))
-      return ctx.invalid("attention: softcap must be positive, got {}", *softcap);
-  }
-  if (seq_k == 0 || batch * heads * seq_q * val_dim == 0) {
-    return ctx.out(op.out, at::zeros({batch, heads, seq_q, val_dim}, q.options()));
-  }
-  const double scale = op.options.scale ? op.options.scale->as_double()
-                                        : 1.0 / std::sqrt(static_cast<double>(head_dim));
-  auto scores = at::matmul(q, k.transpose(-2, -1)) * scale;
-  if (softcap) scores = at::tanh(scores / *softcap) * *softcap;
-  if (op.mask) scores = scores.masked_fill(ctx.in(*op.mask).to(at::kBool), -kInf);
-  if (op.options.is_causal) {
-    const auto long_opts = q.options().dtype(at::kLong);
-    const auto rows = at::arange(seq_q, long_opts).view({seq_q, 1}) + (seq_k - seq_q);
-    const auto cols = at::arange(seq_k, long_opts).view({1, seq_k});
-    scores = scores.masked_fill(cols > rows, -kInf);
-  }
-  if (op.attn_bias) scores = scores + same_type(ctx.in(*op.attn_bias), scores);
-  // NaN-safe softmax: a fully masked row gives 0.
-  const bool f64 = scores.scalar_type() == at::kDouble;
-  const double lowest =
-      f64 ? std::numeric_limits<double>::lowest() : std::numeric_limits<float>::lowest();
-  const double tiny = f64 ? std::numeric_limits<double>::min() : std::numeric_limits<float>::min();
-  const auto numerator = at::exp(scores - scores.amax(-1, true).clamp_min(lowest));
-  const auto probs = numerator / numerator.sum(-1, true).clamp_min(tiny);
-  return ctx.out(op.out, at::matmul(probs, v));
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -74,7 +74,7 @@ namespace {
 // (declared in lowering.hpp), a family row its family applied to the ATen function or parameter
 // in its Fn column (the Numeric families instantiated for the row's category).
 #define TB_LOWER_KIND(Cat, V) ::tb::ir::OpKind::TB_LEAF_ID(Cat, V)
-#define TB_LOWER_ROW(Cat, V, P, Lowering, Fn) TB_LOWER_ROW_##Lowering(Cat, V, P, Fn)
+#define TB_LOWER_ROW(Cat, V, P, Lowering, Fn, Wire) TB_LOWER_ROW_##Lowering(Cat, V, P, Fn)
 #define TB_LOWER_ROW_own(Cat, V, P, Fn) t.on<TB_LOWER_KIND(Cat, V)>(&TB_LOWER_OWN(Cat, V));
 #define TB_LOWER_ROW_split(Cat, V, P, Fn) t.on<TB_LOWER_KIND(Cat, V)>(&TB_LOWER_SPLIT(Cat, V));
 #define TB_LOWER_ROW_FAMILY(Cat, V, P, call) \

@@ -156,7 +156,7 @@ const LoweringTable& lowering_table();
 #define TB_LOWER_OWN(Cat, V) TB_LOWER_NAME_I(TB_LOWER_TABLE_##Cat, V)
 #define TB_LOWER_SPLIT(Cat, V) TB_LOWER_NAME_II(Cat, V)
 
-#define TB_LOWER_DECLARE(Cat, V, P, Lowering, Fn) TB_LOWER_DECLARE_##Lowering(Cat, V, P)
+#define TB_LOWER_DECLARE(Cat, V, P, Lowering, Fn, Wire) TB_LOWER_DECLARE_##Lowering(Cat, V, P)
 #define TB_LOWER_DECLARE_own(Cat, V, P) \
   Status TB_LOWER_OWN(Cat, V)(OpContext & ctx, const ir::P& op);
 #define TB_LOWER_DECLARE_split(Cat, V, P) \

@@ -310,10 +310,14 @@ Result<QTensor> from_data(const ir::TensorData& data, const at::Device& device) 
   return to_device(q, device);
 }
 
-Result<ir::TensorData> to_data(const QTensor& q) {
+Result<ir::TensorData> to_data(const QTensor& q, bool canonical) {
   const QuantScheme& s = q.scheme;
   const auto shape = q.shape();
-  TB_TRY_ASSIGN(const ValueLayout l, value_layout(shape, s, q.packing));
+  // The scales region is copied only into the layout it came in; otherwise it is written from the
+  // grid, in the packed order of the layout written.
+  const Packing packing = canonical ? Packing::kPerLine : q.packing;
+  const bool verbatim_params = q.params && packing == q.packing;
+  TB_TRY_ASSIGN(const ValueLayout l, value_layout(shape, s, packing));
 
   std::vector<std::uint8_t> bytes(l.bytes(), 0);
   at::Tensor values = stored_order(plain_values(q), l).to(at::kCPU).contiguous();
@@ -335,7 +339,7 @@ Result<ir::TensorData> to_data(const QTensor& q) {
     }
   }
 
-  if (q.params) {
+  if (verbatim_params) {
     bytes.insert(bytes.end(), q.params->begin(), q.params->end());
   } else {
     const ScaleDtype sd = scale_dtype(s);

@@ -75,7 +75,9 @@ std::uint8_t encode_minifloat(ir::QuantValue kind, float value);
 
 // RegisterTensor / ReadTensor of QFloat data.
 Result<QTensor> from_data(const ir::TensorData& data, const at::Device& device);
-Result<ir::TensorData> to_data(const QTensor& q);
+// `canonical`: in the layout burn-std 0.23 checks (per-line packing, scales in the packed order)
+// whatever layout `q` was registered in; otherwise in that layout, its bytes as they came.
+Result<ir::TensorData> to_data(const QTensor& q, bool canonical = false);
 
 // Burn's dequantize: f32 values on q's device.
 Result<at::Tensor> dequantize(const QTensor& q);

@@ -238,6 +238,47 @@ TEST_F(Float_ArcTan2, LhsIsYRhsIsX) {
               {f16(std::atan2(1, 2))}, 1e-3);
 }
 
+// ---- Fmod, FmodScalar (protocol 6): C fmod, the sign of the dividend ---------------------------
+
+class Float_Fmod : public FloatOp {};
+TEST_F(Float_Fmod, SignOfTheDividendInEveryFloatDType) {
+  const std::vector<double> l = {5.5, -5.5, 5.5, -5.5, 0, -0.0, 3, kInf, kNaN, 7};
+  const std::vector<double> r = {2, 2, -2, -2, 3, 3, 0, 2, 2, kInf};
+  const std::vector<double> want = {1.5, -1.5, 1.5, -1.5, 0, -0.0, kNaN, kNaN, kNaN, 7};
+  for (DType d : {DType(DTypeKind::F32), DType(DTypeKind::F64), DType(DTypeKind::F16),
+                  DType(DTypeKind::BF16)}) {
+    const auto got = binary<OpKind::Float_Fmod>({10}, l, {10}, r, {10}, d);
+    expect_near(got, want, 0);
+    EXPECT_TRUE(std::signbit(got[1]) && std::signbit(got[5]))
+        << "the dividend's sign, " << d.name();
+  }
+  // [2, 2] against [1, 2]: fmod is not Python's remainder (-7 fmod 3 is -1, not 2).
+  expect_near(binary<OpKind::Float_Fmod>({2, 2}, {7, -7, 8, -8}, {1, 2}, {3, -3}, {2, 2}),
+              {1, -1, 2, -2}, 0);
+}
+
+class Float_FmodScalar : public FloatOp {
+ protected:
+  std::vector<double> fmod(const std::vector<double>& x, ScalarIr s, DType d = DTypeKind::F32) {
+    const auto a = input({x.size()}, d, x);
+    const auto o = output({x.size()}, d);
+    run(make_op<OpKind::Float_FmodScalar>(ScalarOpIr{a, s, o}, d));
+    return get(o);
+  }
+};
+TEST_F(Float_FmodScalar, SignOfTheDividendNotOfTheDivisor) {
+  const std::vector<double> x = {5.5, -5.5, 0, -0.0, kInf, kNaN};
+  expect_near(fmod(x, ScalarIr::f(2)), {1.5, -1.5, 0, -0.0, kNaN, kNaN}, 0);
+  expect_near(fmod(x, ScalarIr::f(-2)), {1.5, -1.5, 0, -0.0, kNaN, kNaN}, 0);
+  expect_near(fmod(x, ScalarIr::i(0)), {kNaN, kNaN, kNaN, kNaN, kNaN, kNaN}, 0);
+  expect_near(fmod({7, -7}, ScalarIr::i(3), DTypeKind::F64), {1, -1}, 0);
+}
+TEST_F(Float_FmodScalar, TheDivisorIsRoundedToTheTensorsDTypeFirst) {
+  // f16(0.1) = 0.0999755859375, so fmod(1, it) = 2^-12; with 0.1 itself it would be ~0.1.
+  expect_near(fmod({1}, ScalarIr::f(0.1), DTypeKind::F16), {std::ldexp(1.0, -12)}, 0);
+  expect_near(fmod({1}, ScalarIr::f(0.1), DTypeKind::F64), {std::fmod(1.0, 0.1)}, 0);
+}
+
 // ---- IsNan, IsInf -------------------------------------------------------------------------------
 
 class Float_IsNan : public FloatOp {};

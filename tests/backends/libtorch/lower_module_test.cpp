@@ -839,9 +839,9 @@ TEST_F(Module_AvgPool2d, CountIncludePadAndCeilModeDivisors) {
   const auto x = tir(1, {1, 1, 3, 3});
   put(x, seq(9, 1));
   run(make_op<K::Module_AvgPool2d>(
-      AvgPool2dOpIr{x, u2(2, 2), u2(2, 2), u2(1, 1), true, true, out(2, {1, 1, 2, 2})}));
+      AvgPool2dOpIr{x, u2(2, 2), u2(2, 2), u2(1, 1), u2(1, 1), true, true, out(2, {1, 1, 2, 2})}));
   run(make_op<K::Module_AvgPool2d>(
-      AvgPool2dOpIr{x, u2(2, 2), u2(2, 2), u2(1, 1), false, true, out(3, {1, 1, 2, 2})}));
+      AvgPool2dOpIr{x, u2(2, 2), u2(2, 2), u2(1, 1), u2(1, 1), false, true, out(3, {1, 1, 2, 2})}));
   expect_near(get(tir(2, {1, 1, 2, 2})), {1.0 / 4, 5.0 / 4, 11.0 / 4, 28.0 / 4});
   expect_near(get(tir(3, {1, 1, 2, 2})), {1, 2.5, 5.5, 7});
   // Kernel 3, stride 2, no padding, ceil on 4x4: the last window is cut by the input edge and
@@ -849,7 +849,7 @@ TEST_F(Module_AvgPool2d, CountIncludePadAndCeilModeDivisors) {
   const auto x4 = tir(4, {1, 1, 4, 4});
   put(x4, seq(16));
   run(make_op<K::Module_AvgPool2d>(
-      AvgPool2dOpIr{x4, u2(3, 3), u2(2, 2), u2(0, 0), true, true, out(5, {1, 1, 2, 2})}));
+      AvgPool2dOpIr{x4, u2(3, 3), u2(2, 2), u2(0, 0), u2(1, 1), true, true, out(5, {1, 1, 2, 2})}));
   expect_near(get(tir(5, {1, 1, 2, 2})), {5, 6.5, 11, 12.5});
 }
 
@@ -869,7 +869,7 @@ TEST_F(Module_AvgPool2d, MatchesTheReferenceForEveryConfig) {
         put(x, xv);
         run(make_op<K::Module_AvgPool2d>(
             AvgPool2dOpIr{x, u2(cfg.k[0], cfg.k[1]), u2(cfg.s[0], cfg.s[1]), u2(cfg.p[0], cfg.p[1]),
-                          cip, cfg.ceil, out(id + 1, od, dt)}));
+                          u2(1, 1), cip, cfg.ceil, out(id + 1, od, dt)}));
         expect_near(get(tir(id + 1, od, dt)), expected, dt == DTypeKind::BF16 ? 2e-2 : 1e-6);
         id += 2;
       }
@@ -894,9 +894,9 @@ TEST_F(Module_AvgPool2dBackward, IsTheAdjointOfTheForward) {
       put(x, rnd(nc * h * w, 1));
       const auto g = tir(id + 1, od);
       put(g, gv);
-      run(make_op<K::Module_AvgPool2dBackward>(
-          AvgPool2dBackwardOpIr{x, g, u2(cfg.k[0], cfg.k[1]), u2(cfg.s[0], cfg.s[1]),
-                                u2(cfg.p[0], cfg.p[1]), cip, cfg.ceil, out(id + 2, {1, 2, 6, 4})}));
+      run(make_op<K::Module_AvgPool2dBackward>(AvgPool2dBackwardOpIr{
+          x, g, u2(cfg.k[0], cfg.k[1]), u2(cfg.s[0], cfg.s[1]), u2(cfg.p[0], cfg.p[1]), u2(1, 1),
+          cip, cfg.ceil, out(id + 2, {1, 2, 6, 4})}));
       expect_near(get(tir(id + 2, {1, 2, 6, 4})), apply_weights_t(ws, gv, nc, h * w));
       id += 3;
     }
@@ -909,12 +909,12 @@ TEST_F(Module_AvgPool1d, PoolsTheLastDim) {
   const auto x = tir(1, {1, 1, 5});
   put(x, {1, 2, 3, 4, 5});
   // kernel 2, stride 2, padding 1: windows {-1,0} {1,2} {3,4}.
-  run(make_op<K::Module_AvgPool1d>(AvgPool1dOpIr{x, 2, 2, 1, true, false, out(2, {1, 1, 3})}));
-  run(make_op<K::Module_AvgPool1d>(AvgPool1dOpIr{x, 2, 2, 1, false, false, out(3, {1, 1, 3})}));
+  run(make_op<K::Module_AvgPool1d>(AvgPool1dOpIr{x, 2, 2, 1, 1, true, false, out(2, {1, 1, 3})}));
+  run(make_op<K::Module_AvgPool1d>(AvgPool1dOpIr{x, 2, 2, 1, 1, false, false, out(3, {1, 1, 3})}));
   expect_near(get(tir(2, {1, 1, 3})), {0.5, 2.5, 4.5});
   expect_near(get(tir(3, {1, 1, 3})), {1, 2.5, 4.5});
   // Padding 2 > kernel 2 / 2: the first window holds only padding (0 / 2 or 0 / max(0, 1)).
-  run(make_op<K::Module_AvgPool1d>(AvgPool1dOpIr{x, 2, 2, 2, true, false, out(4, {1, 1, 4})}));
+  run(make_op<K::Module_AvgPool1d>(AvgPool1dOpIr{x, 2, 2, 2, 1, true, false, out(4, {1, 1, 4})}));
   expect_near(get(tir(4, {1, 1, 4})), {0, 1.5, 3.5, 2.5});
 }
 
@@ -926,15 +926,15 @@ TEST_F(Module_AvgPool1dBackward, DistributesGradOverEachWindow) {
   const auto g = tir(2, {1, 1, 3});
   put(g, {2, 4, 6});
   run(make_op<K::Module_AvgPool1dBackward>(
-      AvgPool1dBackwardOpIr{x, g, 2, 2, 1, true, false, out(3, {1, 1, 5})}));
+      AvgPool1dBackwardOpIr{x, g, 2, 2, 1, 1, true, false, out(3, {1, 1, 5})}));
   expect_near(get(tir(3, {1, 1, 5})), {1, 2, 2, 3, 3});
   run(make_op<K::Module_AvgPool1dBackward>(
-      AvgPool1dBackwardOpIr{x, g, 2, 2, 1, false, false, out(4, {1, 1, 5})}));
+      AvgPool1dBackwardOpIr{x, g, 2, 2, 1, 1, false, false, out(4, {1, 1, 5})}));
   expect_near(get(tir(4, {1, 1, 5})), {2, 2, 2, 3, 3});
   const auto g4 = tir(5, {1, 1, 4});
   put(g4, {8, 2, 4, 6});
   run(make_op<K::Module_AvgPool1dBackward>(
-      AvgPool1dBackwardOpIr{x, g4, 2, 2, 2, true, false, out(6, {1, 1, 5})}));
+      AvgPool1dBackwardOpIr{x, g4, 2, 2, 2, 1, true, false, out(6, {1, 1, 5})}));
   expect_near(get(tir(6, {1, 1, 5})), {1, 1, 2, 2, 3});
 }
 
@@ -1056,9 +1056,9 @@ TEST_F(Module_Interpolate, NearestIsFloorNotPyTorchNearestExact) {
   put(x, {10, 20, 30});
   for (bool ac : {false, true}) {
     run(make_op<K::Module_Interpolate>(InterpolateOpIr{
-        x, u2(1, 5), InterpolateOptionsIr{Mode::Nearest, ac}, out(2, {1, 1, 1, 5})}));
+        x, u2(1, 5), interpolate_options_v2(Mode::Nearest, ac), out(2, {1, 1, 1, 5})}));
     run(make_op<K::Module_Interpolate>(InterpolateOpIr{
-        x, u2(1, 5), InterpolateOptionsIr{Mode::NearestExact, ac}, out(3, {1, 1, 1, 5})}));
+        x, u2(1, 5), interpolate_options_v2(Mode::NearestExact, ac), out(3, {1, 1, 1, 5})}));
     EXPECT_EQ(get(rw(tir(2, {1, 1, 1, 5}))), (Vec{10, 10, 20, 20, 30}));
     EXPECT_EQ(get(rw(tir(3, {1, 1, 1, 5}))), (Vec{10, 10, 20, 30, 30}));
   }
@@ -1069,11 +1069,11 @@ TEST_F(Module_Interpolate, BilinearHandComputed) {
   const auto x = tir(1, {1, 1, 2, 2});
   put(x, {0, 1, 2, 3});
   run(make_op<K::Module_Interpolate>(InterpolateOpIr{
-      x, u2(3, 3), InterpolateOptionsIr{Mode::Bilinear, true}, out(2, {1, 1, 3, 3})}));
+      x, u2(3, 3), interpolate_options_v2(Mode::Bilinear, true), out(2, {1, 1, 3, 3})}));
   expect_near(get(tir(2, {1, 1, 3, 3})), {0, 0.5, 1, 1, 1.5, 2, 2, 2.5, 3});
   // Half-pixel: coords (o + 0.5) * 2 / 3 - 0.5 = -1/6 (clamped to 0), 0.5, 7/6 (-> 1).
   run(make_op<K::Module_Interpolate>(InterpolateOpIr{
-      x, u2(3, 3), InterpolateOptionsIr{Mode::Bilinear, false}, out(3, {1, 1, 3, 3})}));
+      x, u2(3, 3), interpolate_options_v2(Mode::Bilinear, false), out(3, {1, 1, 3, 3})}));
   expect_near(get(tir(3, {1, 1, 3, 3})), {0, 0.5, 1, 1, 1.5, 2, 2, 2.5, 3});
 }
 
@@ -1088,7 +1088,7 @@ TEST_F(Module_Interpolate, EveryModeMatchesTheReference) {
         put(x, xv);
         const Dims od{2, 1, static_cast<std::uint64_t>(oh), static_cast<std::uint64_t>(ow)};
         run(make_op<K::Module_Interpolate>(
-            InterpolateOpIr{x, u2(oh, ow), InterpolateOptionsIr{mode, ac}, out(id + 1, od)}));
+            InterpolateOpIr{x, u2(oh, ow), interpolate_options_v2(mode, ac), out(id + 1, od)}));
         expect_near(get(tir(id + 1, od)),
                     apply_weights(interp_weights(mode, h, w, oh, ow, ac), xv, nc, h * w), 1e-5);
         if (::testing::Test::HasFailure()) {
@@ -1108,7 +1108,7 @@ TEST_F(Module_Interpolate, HalfPrecisionNonContiguousAndEmptyInput) {
       const auto x = tir(id, {1, 1, 3, 4}, dt);
       put_nc(x, xv);
       run(make_op<K::Module_Interpolate>(InterpolateOpIr{
-          x, u2(5, 3), InterpolateOptionsIr{mode, false}, out(id + 1, {1, 1, 5, 3}, dt)}));
+          x, u2(5, 3), interpolate_options_v2(mode, false), out(id + 1, {1, 1, 5, 3}, dt)}));
       expect_near(get(tir(id + 1, {1, 1, 5, 3}, dt)),
                   apply_weights(interp_weights(mode, 3, 4, 5, 3, false), rounded(xv, dt), 1, 12),
                   dt == DTypeKind::F64 ? 1e-12 : 2e-2);
@@ -1118,12 +1118,12 @@ TEST_F(Module_Interpolate, HalfPrecisionNonContiguousAndEmptyInput) {
   put(e, {});
   EXPECT_THAT(
       run_error(make_op<K::Module_Interpolate>(InterpolateOpIr{
-          e, u2(2, 2), InterpolateOptionsIr{Mode::Bilinear, false}, out(101, {1, 1, 2, 2})})),
+          e, u2(2, 2), interpolate_options_v2(Mode::Bilinear, false), out(101, {1, 1, 2, 2})})),
       HasSubstr("spatial"));
   const auto nb = tir(102, {0, 1, 2, 2});
   put(nb, {});
   run(make_op<K::Module_Interpolate>(InterpolateOpIr{
-      nb, u2(3, 3), InterpolateOptionsIr{Mode::Bicubic, false}, out(103, {0, 1, 3, 3})}));
+      nb, u2(3, 3), interpolate_options_v2(Mode::Bicubic, false), out(103, {0, 1, 3, 3})}));
   EXPECT_TRUE(get(tir(103, {0, 1, 3, 3})).empty());
 }
 
@@ -1142,7 +1142,7 @@ TEST_F(Module_InterpolateBackward, EveryModeIsTheAdjointOfTheForward) {
         const auto g = tir(id + 1, od);
         put(g, gv);
         run(make_op<K::Module_InterpolateBackward>(InterpolateBackwardOpIr{
-            x, g, u2(oh, ow), InterpolateOptionsIr{mode, ac}, out(id + 2, {1, 2, 5, 6})}));
+            x, g, u2(oh, ow), interpolate_options_v2(mode, ac), out(id + 2, {1, 2, 5, 6})}));
         expect_near(get(tir(id + 2, {1, 2, 5, 6})),
                     apply_weights_t(interp_weights(mode, h, w, oh, ow, ac), gv, nc, h * w), 1e-5);
         if (::testing::Test::HasFailure()) {
@@ -1160,11 +1160,11 @@ TEST_F(Module_InterpolateBackward, NearestSumsTheGradOfEveryCopy) {
   const auto g = tir(2, {1, 1, 1, 5}, DTypeKind::F16);
   put(g, {1, 2, 4, 8, 16});
   run(make_op<K::Module_InterpolateBackward>(
-      InterpolateBackwardOpIr{x, g, u2(1, 5), InterpolateOptionsIr{Mode::Nearest, false},
+      InterpolateBackwardOpIr{x, g, u2(1, 5), interpolate_options_v2(Mode::Nearest, false),
                               out(3, {1, 1, 1, 3}, DTypeKind::F16)}));
   EXPECT_EQ(get(tir(3, {1, 1, 1, 3}, DTypeKind::F16)), (Vec{3, 12, 16}));
   run(make_op<K::Module_InterpolateBackward>(
-      InterpolateBackwardOpIr{x, g, u2(1, 5), InterpolateOptionsIr{Mode::NearestExact, false},
+      InterpolateBackwardOpIr{x, g, u2(1, 5), interpolate_options_v2(Mode::NearestExact, false),
                               out(4, {1, 1, 1, 3}, DTypeKind::F16)}));
   EXPECT_EQ(get(tir(4, {1, 1, 1, 3}, DTypeKind::F16)), (Vec{3, 4, 24}));
 }

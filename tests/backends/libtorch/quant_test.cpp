@@ -280,6 +280,45 @@ TEST_F(Quant, OtherBurnLayoutsComeBackAsTheyCame) {
   EXPECT_EQ(get(tir(2, {3, 3})), (std::vector<double>{0.5, 1, 1.5, 2, 2.5, 3, 3.5, 0, 0.5}));
 }
 
+// Protocol 6: a 0.23 client accepts only the canonical layout, so a tensor registered in another
+// comes back in the canonical one (per line, each line padded to whole words), values unchanged.
+TEST_F(Quant, CanonicalReadsRewriteOtherLayouts) {
+  const QuantScheme q8 = make_scheme(QuantValue::Q8S, {QuantStoreKind::PackedU32, 0},
+                                     ScaleDtype::F32, {}, ScaleDtype::F32);
+  const float scale = 0.5f;
+  const auto* sp = reinterpret_cast<const std::uint8_t*>(&scale);
+  std::vector<std::uint8_t> unpadded = {1, 2, 3, 0xFD, 5, 6};  // [2, 3], no word padding
+  unpadded.insert(unpadded.end(), sp, sp + 4);
+  std::vector<std::uint8_t> canonical = {1, 2, 3, 0, 0xFD, 5, 6, 0};  // each line one word
+  canonical.insert(canonical.end(), sp, sp + 4);
+  ASSERT_TRUE(exec->register_tensor(
+      TensorId{1}, TensorData{Bytes::from_vector(unpadded), {2, 3}, DType::qfloat(q8)}));
+  ASSERT_TRUE(exec->register_tensor(
+      TensorId{2}, TensorData{Bytes::from_vector(canonical), {2, 3}, DType::qfloat(q8)}));
+  exec->canonical_quantized_reads(true);
+  const auto read = exec->read_tensor(tir(1, {2, 3}, DType::qfloat(q8), TensorStatus::ReadOnly));
+  ASSERT_TRUE(read) << read.error().what();
+  EXPECT_EQ(read.value().bytes, Bytes::from_vector(canonical));
+  // Canonical data stays as it came, and the values are the same either way.
+  EXPECT_EQ(
+      exec->read_tensor(tir(2, {2, 3}, DType::qfloat(q8), TensorStatus::ReadOnly)).value().bytes,
+      Bytes::from_vector(canonical));
+  EXPECT_EQ(get(tir(1, {2, 3})), (std::vector<double>{0.5, 1, 1.5, -1.5, 2.5, 3}));
+
+  // Q4 [3, 3] in flat words (2 words) comes back per line (3 words), block scales recomputed.
+  const QuantScheme q4 = make_scheme(QuantValue::Q4S, {QuantStoreKind::PackedU32, 0},
+                                     ScaleDtype::F32, {}, ScaleDtype::F32);
+  std::vector<std::uint8_t> flat = {0x21, 0x43, 0x65, 0x07, 0x01, 0, 0, 0};  // 1..7, 0, 1
+  flat.insert(flat.end(), sp, sp + 4);
+  ASSERT_TRUE(exec->register_tensor(
+      TensorId{3}, TensorData{Bytes::from_vector(flat), {3, 3}, DType::qfloat(q4)}));
+  std::vector<std::uint8_t> lines = {0x21, 0x03, 0, 0, 0x54, 0x06, 0, 0, 0x07, 0x01, 0, 0};
+  lines.insert(lines.end(), sp, sp + 4);
+  EXPECT_EQ(
+      exec->read_tensor(tir(3, {3, 3}, DType::qfloat(q4), TensorStatus::ReadOnly)).value().bytes,
+      Bytes::from_vector(lines));
+}
+
 TEST_F(Quant, DTypeUsageMatchesWhatWorks) {
   const QuantStore native{QuantStoreKind::Native, 0};
   EXPECT_EQ(exec->dtype_usage(DType::qfloat(default_quant_scheme())).bits, kUsageStorage);

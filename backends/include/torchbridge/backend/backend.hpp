@@ -49,6 +49,9 @@ class Executor {
   virtual Status register_alias(ir::TensorId new_id, ir::TensorId src) = 0;
   // The tensor in the dtype and shape `tensor` declares, honouring its status (ReadWrite frees).
   virtual Result<ir::TensorData> read_tensor(const ir::TensorIr& tensor) = 0;
+  // From now on, quantized data is read (and exposed) in burn-std's canonical layout only,
+  // whatever layout it was registered in: Burn 0.23's client rejects any other (protocol 6).
+  virtual void canonical_quantized_reads(bool on) { (void)on; }
   // Runs one op. A failure poisons the op's outputs and is recorded for the next sync; the
   // returned Status is for logging and metrics only.
   virtual Status execute(const ir::OperationIr& op) = 0;

@@ -8,6 +8,8 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <initializer_list>
 #include <type_traits>
 
 namespace tb::ir {
@@ -22,6 +24,46 @@ template <class T>
 struct HasFieldList<T, std::void_t<decltype(FieldList<T>::kCount)>> : std::true_type {};
 template <class T>
 inline constexpr bool kHasFieldList = HasFieldList<T>::value;
+
+// A struct whose wire layout changed at one protocol version: fields only the layouts before
+// `kSince` carry (kOld) and fields only the layouts from `kSince` carry (kNew), as bit masks of
+// field indices. The two layouts differ in length, so a decoder tells them apart by the array's
+// length alone, whatever the session's version; a writer picks by its protocol version.
+// `complete` fills the fields the decoded layout lacks from those it has, so that every consumer
+// reads one set of fields whatever version sent them. Specialised with TB_FIELD_LAYOUTS.
+template <class T>
+struct FieldLayouts {
+  static constexpr std::uint16_t kSince = 0;
+  static constexpr std::uint64_t kOld = 0;
+  static constexpr std::uint64_t kNew = 0;
+  static void complete(T&, bool /*old_layout*/) {}
+};
+
+// The bit of each named field of T (names as declared), for FieldLayouts' masks.
+template <class T>
+constexpr std::uint64_t field_bits(std::initializer_list<const char*> names) {
+  std::uint64_t bits = 0;
+  for (const char* want : names) {
+    bool found = false;
+    for (std::size_t i = 0; i < FieldList<T>::kCount; ++i) {
+      const char* have = FieldList<T>::kFieldNames[i];
+      std::size_t k = 0;
+      while (have[k] != 0 && have[k] == want[k]) ++k;
+      if (have[k] == want[k]) {
+        bits |= std::uint64_t{1} << i;
+        found = true;
+      }
+    }
+    if (!found) throw "field_bits: no such field";  // a compile error in a constant expression
+  }
+  return bits;
+}
+
+constexpr std::size_t bit_count(std::uint64_t bits) {
+  std::size_t n = 0;
+  for (; bits; bits &= bits - 1) ++n;
+  return n;
+}
 
 }  // namespace tb::ir
 
@@ -61,6 +103,7 @@ inline constexpr bool kHasFieldList = HasFieldList<T>::value;
 #define TB_FIELD_NAME_I(type, name) name
 
 #define TB_FIELD_DECLARE(pair) TB_FIELD_TYPE(pair) TB_FIELD_NAME(pair){};
+#define TB_FIELD_NAME_STR(pair) TB_PP_STR(TB_FIELD_NAME(pair))
 #define TB_FIELD_VISIT(pair) v(TB_PP_STR(TB_FIELD_NAME(pair)), s.TB_FIELD_NAME(pair))
 #define TB_FIELD_EQUAL(pair) (a.TB_FIELD_NAME(pair) == b.TB_FIELD_NAME(pair))
 #define TB_PP_STR(x) TB_PP_STR_I(x)
@@ -80,6 +123,8 @@ inline constexpr bool kHasFieldList = HasFieldList<T>::value;
   struct FieldList<Name> {                                                     \
     static constexpr const char* kName = #Name;                                \
     static constexpr std::size_t kCount = TB_PP_NARGS(__VA_ARGS__);            \
+    static constexpr const char* kFieldNames[] = {                             \
+        TB_PP_FOR_EACH(TB_FIELD_NAME_STR, TB_PP_SEP_COMMA, __VA_ARGS__)};      \
     /* Calls v(name, field) in wire order, stopping at the first false. */     \
     template <class S, class V>                                                \
     static bool visit(S& s, V&& v) {                                           \

@@ -21,6 +21,7 @@ void format_value(FormatBuffer& out, const QuantStore& v);
 void format_value(FormatBuffer& out, const ScalarIr& v);
 void format_value(FormatBuffer& out, const Distribution& v);
 void format_value(FormatBuffer& out, const PadModeIr& v);
+void format_value(FormatBuffer& out, const CoordinateTransformModeIr& v);
 void format_value(FormatBuffer& out, const TensorIr& v);
 void format_value(FormatBuffer& out, const Shape& v);
 void format_value(FormatBuffer& out, const TensorId& v);
@@ -132,6 +133,7 @@ struct IsFormattable
     : std::bool_constant<kHasFieldList<T> || kIsUnitEnum<T> || std::is_same_v<T, DType> ||
                          std::is_same_v<T, QuantStore> || std::is_same_v<T, ScalarIr> ||
                          std::is_same_v<T, Distribution> || std::is_same_v<T, PadModeIr> ||
+                         std::is_same_v<T, CoordinateTransformModeIr> ||
                          std::is_same_v<T, TensorData> || std::is_same_v<T, Bytes> ||
                          std::is_same_v<T, Peer> || std::is_same_v<T, SessionRefusal> ||
                          std::is_same_v<T, ExecutionError> || std::is_same_v<T, DTypeUsageSet> ||

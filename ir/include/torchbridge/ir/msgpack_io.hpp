@@ -131,6 +131,7 @@ class Writer {
   void u64(std::uint64_t v);
   void i64(std::int64_t v);
   void f64(double v);
+  void f32(float v);
   void str(std::string_view v);
   void bin(const void* data, std::size_t size);
   // In segmented mode (below) a payload of at least the threshold is not copied: the bytes so far
@@ -140,6 +141,11 @@ class Writer {
   void map(std::uint32_t count);
   // Bytes already in msgpack form.
   void raw(const void* data, std::size_t size);
+
+  // The protocol version whose layouts are written where a struct's layout changed between
+  // versions (FieldLayouts); Burn 0.22.1's by default.
+  void set_protocol(std::uint16_t version) { protocol_ = version; }
+  std::uint16_t protocol() const { return protocol_; }
 
   std::vector<std::uint8_t>& buffer() { return *out_; }
   std::vector<std::uint8_t> take() { return std::move(*out_); }
@@ -159,6 +165,7 @@ class Writer {
   std::vector<std::uint8_t> own_;
   std::vector<std::uint8_t>* out_;
   std::size_t segment_threshold_ = 0;  // 0: one contiguous buffer
+  std::uint16_t protocol_ = 2;
   std::vector<Bytes> segments_;
 };
 

@@ -41,16 +41,35 @@ enum class DistributedOp : std::uint8_t { TB_DISTRIBUTED_OPS(TB_INNER_ENUMERATOR
 TB_UNIT_ENUM(OpCategory, BaseFloat, BaseInt, BaseBool, NumericFloat, NumericInt, Bool, Int, Float,
              Module, Init, Custom, Drop, Distributed, Activation);
 
+// The protocol versions whose IR has a leaf (the tables' Wire column).
+struct WireRange {
+  std::uint16_t since;
+  std::uint16_t until;
+  constexpr bool has(std::uint16_t version) const { return since <= version && version <= until; }
+};
+#define TB_WIRE_all     \
+  ::tb::ir::WireRange { \
+    0, 0xffff           \
+  }
+#define TB_WIRE_v2      \
+  ::tb::ir::WireRange { \
+    0, 5                \
+  }
+#define TB_WIRE_v6      \
+  ::tb::ir::WireRange { \
+    6, 0xffff           \
+  }
+
 // Every leaf of the tree. The X-macro TB_OP_LEAVES(X) calls X(Category, Variant, Payload, Lowering,
-// Fn) per leaf, with Variant `Op` for the categories that have no inner enum (OpKind::Init_Op,
-// "Init"). The IR reads the first three; see the .def tables for the last two.
+// Fn, Wire) per leaf, with Variant `Op` for the categories that have no inner enum
+// (OpKind::Init_Op, "Init"). The IR reads the first three; see the .def tables for the last two.
 // clang-format off
 #define TB_OP_LEAVES(X)                                                                \
   TB_BASE_OPS(X, BaseFloat) TB_BASE_OPS(X, BaseInt) TB_BASE_OPS(X, BaseBool)            \
   TB_NUMERIC_OPS(X, NumericFloat) TB_NUMERIC_OPS(X, NumericInt)                         \
   TB_BOOL_OPS(X, Bool) TB_INT_OPS(X, Int) TB_FLOAT_OPS(X, Float) TB_MODULE_OPS(X, Module) \
-  X(Init, Op, InitOperationIr, own, _) X(Custom, Op, CustomOpIr, own, _)                \
-  X(Drop, Op, TensorIr, own, _)                                                         \
+  X(Init, Op, InitOperationIr, own, _, all) X(Custom, Op, CustomOpIr, own, _, all)      \
+  X(Drop, Op, TensorIr, own, _, all)                                                    \
   TB_DISTRIBUTED_OPS(X, Distributed) TB_ACTIVATION_OPS(X, Activation)
 // clang-format on
 
@@ -121,6 +140,7 @@ struct OpInfo {
   std::string_view name;          // "NumericFloat.Add", "Init"
   std::string_view variant_name;  // "Add", "" for Init/Custom/Drop
   std::uint8_t payload_index;     // OpPayload alternative
+  WireRange wire;                 // the protocol versions that have it
 };
 
 const OpInfo& op_info(OpKind kind);
@@ -129,6 +149,10 @@ inline std::string_view op_name(OpKind kind) {
 }
 inline OpCategory op_category(OpKind kind) {
   return op_info(kind).category;
+}
+// Whether protocol `version`'s IR has the leaf.
+inline bool op_on_wire(OpKind kind, std::uint16_t version) {
+  return op_info(kind).wire.has(version);
 }
 // The first leaf of a category and its number of leaves.
 OpKind first_kind(OpCategory category);

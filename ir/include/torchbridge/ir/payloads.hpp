@@ -1,5 +1,7 @@
-// Every payload struct of burn-ir 0.22.1's OperationIr tree (src/operation.rs), fields in wire
-// order. Generated once from the crate source, then kept by hand; the golden vectors check it.
+// Every payload struct of burn-ir 0.22.1's and 0.23.0-pre.1's OperationIr trees (src/operation.rs),
+// fields in wire order. Generated once from the crate sources, then kept by hand; the golden
+// vectors check it. A struct whose layout changed between the versions holds the fields of both,
+// and its FieldLayouts (at the end) says which belong to which; decoding fills in the other set.
 #pragma once
 
 #include <optional>
@@ -27,9 +29,29 @@ TB_STRUCT(ConvTranspose2dOptionsIr, (Usizes<2>, stride), (Usizes<2>, padding),
 TB_STRUCT(ConvTranspose3dOptionsIr, (Usizes<3>, stride), (Usizes<3>, padding),
           (Usizes<3>, padding_out), (Usizes<3>, dilation), (std::uint64_t, groups));
 TB_STRUCT(QuantizationParametersIr, (TensorIr, scales), (std::optional<TensorIr>, global));
-TB_STRUCT(InterpolateOptionsIr, (InterpolateModeIr, mode), (bool, align_corners));
+// CoordinateTransformModeIr: unit variants, or TfCropAndResize { roi, extrapolation_value }.
+struct CoordinateTransformModeIr {
+  CoordinateTransformKind kind = CoordinateTransformKind::HalfPixel;
+  std::array<F32s<2>, 2> roi{};  // TfCropAndResize only
+  float extrapolation_value = 0;
+  friend bool operator==(const CoordinateTransformModeIr& a, const CoordinateTransformModeIr& b) {
+    return a.kind == b.kind && (a.kind != CoordinateTransformKind::TfCropAndResize ||
+                                (a.roi == b.roi && a.extrapolation_value == b.extrapolation_value));
+  }
+  friend bool operator!=(const CoordinateTransformModeIr& a, const CoordinateTransformModeIr& b) {
+    return !(a == b);
+  }
+};
+TB_STRUCT(CubicOptionsIr, (float, a), (bool, exclude_outside));
+// 0.22.1: [mode, align_corners]; 0.23: [mode, coordinate_transform, nearest_mode, cubic_options,
+// output_size?, scale_factor?].
+TB_STRUCT(InterpolateOptionsIr, (InterpolateModeIr, mode), (bool, align_corners),
+          (CoordinateTransformModeIr, coordinate_transform), (NearestRoundingModeIr, nearest_mode),
+          (CubicOptionsIr, cubic_options), (std::optional<Usizes<2>>, output_size),
+          (std::optional<F32s<2>>, scale_factor));
+// 0.23 appended causal_alignment (absent: BottomRight).
 TB_STRUCT(AttentionOptionsIr, (std::optional<ScalarIr>, scale), (std::optional<ScalarIr>, softcap),
-          (bool, is_causal));
+          (bool, is_causal), (CausalAlignment, causal_alignment));
 TB_STRUCT(GridSampleOptionsIr, (InterpolateModeIr, mode), (GridSamplePaddingModeIr, padding_mode),
           (bool, align_corners));
 TB_STRUCT(Unfold4dOptionsIr, (Usizes<2>, stride), (Usizes<2>, padding), (Usizes<2>, dilation));
@@ -138,16 +160,25 @@ TB_STRUCT(ConvTranspose3dOpIr, (TensorIr, x), (TensorIr, weight), (std::optional
 TB_STRUCT(QuantizeOpIr, (TensorIr, tensor), (QuantizationParametersIr, qparams),
           (QuantScheme, scheme), (TensorIr, out));
 TB_STRUCT(DequantizeOpIr, (TensorIr, input), (TensorIr, out));
+// The avg pools: 0.23 inserted `dilation` after `padding` (absent: 1).
 TB_STRUCT(AvgPool1dOpIr, (TensorIr, x), (std::uint64_t, kernel_size), (std::uint64_t, stride),
-          (std::uint64_t, padding), (bool, count_include_pad), (bool, ceil_mode), (TensorIr, out));
-TB_STRUCT(AvgPool2dOpIr, (TensorIr, x), (Usizes<2>, kernel_size), (Usizes<2>, stride),
-          (Usizes<2>, padding), (bool, count_include_pad), (bool, ceil_mode), (TensorIr, out));
-TB_STRUCT(AvgPool1dBackwardOpIr, (TensorIr, x), (TensorIr, grad), (std::uint64_t, kernel_size),
-          (std::uint64_t, stride), (std::uint64_t, padding), (bool, count_include_pad),
+          (std::uint64_t, padding), (std::uint64_t, dilation), (bool, count_include_pad),
           (bool, ceil_mode), (TensorIr, out));
-TB_STRUCT(AvgPool2dBackwardOpIr, (TensorIr, x), (TensorIr, grad), (Usizes<2>, kernel_size),
-          (Usizes<2>, stride), (Usizes<2>, padding), (bool, count_include_pad), (bool, ceil_mode),
+TB_STRUCT(AvgPool2dOpIr, (TensorIr, x), (Usizes<2>, kernel_size), (Usizes<2>, stride),
+          (Usizes<2>, padding), (Usizes<2>, dilation), (bool, count_include_pad), (bool, ceil_mode),
           (TensorIr, out));
+TB_STRUCT(AvgPool3dOpIr, (TensorIr, x), (Usizes<3>, kernel_size), (Usizes<3>, stride),
+          (Usizes<3>, padding), (Usizes<3>, dilation), (bool, count_include_pad), (bool, ceil_mode),
+          (TensorIr, out));
+TB_STRUCT(AvgPool1dBackwardOpIr, (TensorIr, x), (TensorIr, grad), (std::uint64_t, kernel_size),
+          (std::uint64_t, stride), (std::uint64_t, padding), (std::uint64_t, dilation),
+          (bool, count_include_pad), (bool, ceil_mode), (TensorIr, out));
+TB_STRUCT(AvgPool2dBackwardOpIr, (TensorIr, x), (TensorIr, grad), (Usizes<2>, kernel_size),
+          (Usizes<2>, stride), (Usizes<2>, padding), (Usizes<2>, dilation),
+          (bool, count_include_pad), (bool, ceil_mode), (TensorIr, out));
+TB_STRUCT(AvgPool3dBackwardOpIr, (TensorIr, x), (TensorIr, grad), (Usizes<3>, kernel_size),
+          (Usizes<3>, stride), (Usizes<3>, padding), (Usizes<3>, dilation),
+          (bool, count_include_pad), (bool, ceil_mode), (TensorIr, out));
 TB_STRUCT(AdaptiveAvgPool1dOpIr, (TensorIr, x), (std::uint64_t, output_size), (TensorIr, out));
 TB_STRUCT(AdaptiveAvgPool2dOpIr, (TensorIr, x), (Usizes<2>, output_size), (TensorIr, out));
 TB_STRUCT(AdaptiveAvgPool1dBackwardOpIr, (TensorIr, x), (TensorIr, grad), (TensorIr, out));
@@ -170,11 +201,26 @@ TB_STRUCT(MaxPool2dWithIndicesOpIr, (TensorIr, x), (Usizes<2>, kernel_size), (Us
 TB_STRUCT(MaxPool2dWithIndicesBackwardOpIr, (TensorIr, x), (TensorIr, grad), (TensorIr, indices),
           (Usizes<2>, kernel_size), (Usizes<2>, stride), (Usizes<2>, padding),
           (Usizes<2>, dilation), (bool, ceil_mode), (TensorIr, out));
+TB_STRUCT(MaxPool3dOpIr, (TensorIr, x), (Usizes<3>, kernel_size), (Usizes<3>, stride),
+          (Usizes<3>, padding), (Usizes<3>, dilation), (bool, ceil_mode), (TensorIr, out));
+TB_STRUCT(MaxPool3dWithIndicesOpIr, (TensorIr, x), (Usizes<3>, kernel_size), (Usizes<3>, stride),
+          (Usizes<3>, padding), (Usizes<3>, dilation), (bool, ceil_mode), (TensorIr, out),
+          (TensorIr, out_indices));
+TB_STRUCT(MaxPool3dWithIndicesBackwardOpIr, (TensorIr, x), (TensorIr, grad), (TensorIr, indices),
+          (Usizes<3>, kernel_size), (Usizes<3>, stride), (Usizes<3>, padding),
+          (Usizes<3>, dilation), (bool, ceil_mode), (TensorIr, out));
 TB_STRUCT(InterpolateOpIr, (TensorIr, x), (Usizes<2>, output_size), (InterpolateOptionsIr, options),
           (TensorIr, out));
 TB_STRUCT(AttentionOpIr, (TensorIr, query), (TensorIr, key), (TensorIr, value),
           (std::optional<TensorIr>, mask), (std::optional<TensorIr>, attn_bias),
           (AttentionOptionsIr, options), (TensorIr, out));
+// `logsumexp` is [batch, heads, seq_q] and always F32 (burn-ir 0.23.0-pre.1 src/builder.rs).
+TB_STRUCT(AttentionWithLogsumexpOpIr, (TensorIr, query), (TensorIr, key), (TensorIr, value),
+          (AttentionOptionsIr, options), (TensorIr, out), (TensorIr, logsumexp));
+TB_STRUCT(AttentionBackwardOpIr, (TensorIr, query), (TensorIr, key), (TensorIr, value),
+          (TensorIr, out), (TensorIr, logsumexp), (TensorIr, out_grad),
+          (AttentionOptionsIr, options), (TensorIr, query_grad), (TensorIr, key_grad),
+          (TensorIr, value_grad));
 TB_STRUCT(CtcLossOpIr, (TensorIr, log_probs), (TensorIr, targets), (TensorIr, input_lengths),
           (TensorIr, target_lengths), (std::uint64_t, blank), (TensorIr, out));
 TB_STRUCT(CtcLossBackwardOpIr, (TensorIr, log_probs), (TensorIr, targets),
@@ -211,5 +257,81 @@ struct UnitPayload {
   friend bool operator==(const UnitPayload&, const UnitPayload&) { return true; }
   friend bool operator!=(const UnitPayload&, const UnitPayload&) { return false; }
 };
+
+// ---- Layouts that changed at protocol 6 (Burn 0.23) -----------------------------------------
+// The default options of an interpolate mode (burn-std 0.23 InterpolateOptions::new), which are
+// 0.22.1's semantics: Nearest floors, NearestExact rounds half up, the others align corners or
+// not as align_corners says (0.22.1's only choice).
+inline void complete_interpolate_options(InterpolateOptionsIr& v, bool old_layout) {
+  if (!old_layout) {
+    v.align_corners = v.coordinate_transform.kind == CoordinateTransformKind::AlignCorners;
+    return;
+  }
+  v.coordinate_transform = {};
+  v.cubic_options = {-0.75f, false};
+  v.output_size.reset();
+  v.scale_factor.reset();
+  switch (v.mode) {
+    case InterpolateModeIr::Nearest:
+      v.coordinate_transform.kind = CoordinateTransformKind::Asymmetric;
+      v.nearest_mode = NearestRoundingModeIr::Floor;
+      break;
+    case InterpolateModeIr::NearestExact:
+      v.coordinate_transform.kind = CoordinateTransformKind::HalfPixel;
+      v.nearest_mode = NearestRoundingModeIr::RoundPreferCeil;
+      break;
+    default:
+      v.coordinate_transform.kind = v.align_corners ? CoordinateTransformKind::AlignCorners
+                                                    : CoordinateTransformKind::HalfPixel;
+      v.nearest_mode = NearestRoundingModeIr::RoundPreferFloor;
+  }
+}
+
+// 0.22.1's options (mode, align_corners) in the fields both versions' IR is read from.
+inline InterpolateOptionsIr interpolate_options_v2(InterpolateModeIr mode, bool align_corners) {
+  InterpolateOptionsIr v;
+  v.mode = mode;
+  v.align_corners = align_corners;
+  complete_interpolate_options(v, true);
+  return v;
+}
+
+template <>
+struct FieldLayouts<InterpolateOptionsIr> {
+  static constexpr std::uint16_t kSince = 6;
+  static constexpr std::uint64_t kOld = field_bits<InterpolateOptionsIr>({"align_corners"});
+  static constexpr std::uint64_t kNew = field_bits<InterpolateOptionsIr>(
+      {"coordinate_transform", "nearest_mode", "cubic_options", "output_size", "scale_factor"});
+  static void complete(InterpolateOptionsIr& v, bool old_layout) {
+    complete_interpolate_options(v, old_layout);
+  }
+};
+
+template <>
+struct FieldLayouts<AttentionOptionsIr> {
+  static constexpr std::uint16_t kSince = 6;
+  static constexpr std::uint64_t kOld = 0;
+  static constexpr std::uint64_t kNew = field_bits<AttentionOptionsIr>({"causal_alignment"});
+  static void complete(AttentionOptionsIr& v, bool old_layout) {
+    if (old_layout) v.causal_alignment = CausalAlignment::BottomRight;
+  }
+};
+
+// The avg pools' dilation, 1 where the layout has none.
+#define TB_DILATION_SINCE_6(Name, one)                                    \
+  template <>                                                             \
+  struct FieldLayouts<Name> {                                             \
+    static constexpr std::uint16_t kSince = 6;                            \
+    static constexpr std::uint64_t kOld = 0;                              \
+    static constexpr std::uint64_t kNew = field_bits<Name>({"dilation"}); \
+    static void complete(Name& v, bool old_layout) {                      \
+      if (old_layout) v.dilation = one;                                   \
+    }                                                                     \
+  };
+TB_DILATION_SINCE_6(AvgPool1dOpIr, 1)
+TB_DILATION_SINCE_6(AvgPool1dBackwardOpIr, 1)
+TB_DILATION_SINCE_6(AvgPool2dOpIr, (Usizes<2>{1, 1}))
+TB_DILATION_SINCE_6(AvgPool2dBackwardOpIr, (Usizes<2>{1, 1}))
+#undef TB_DILATION_SINCE_6
 
 }  // namespace tb::ir

@@ -1,5 +1,7 @@
-// Burn's remote session protocol (burn-remote 0.22.1 src/shared/task.rs and friends): what a
-// client sends on `/session`, what the server answers. Field order is wire order.
+// Burn's remote session protocol (burn-remote 0.22.1 and 0.23.0-pre.1 src/shared/task.rs and
+// friends): what a client sends on `/session`, what the server answers. Field order is wire order.
+// One set of types serves every version: variants that only some versions have say so in the
+// tables' Wire column (WireRange, operation.hpp), and profile.hpp holds what else differs.
 #pragma once
 
 #include <array>
@@ -13,7 +15,7 @@
 
 namespace tb::ir {
 
-// burn-remote PROTOCOL_VERSION: a client on any other version is refused at the handshake.
+// burn-remote 0.22.1's PROTOCOL_VERSION, the oldest this host serves (profile.hpp lists them all).
 inline constexpr std::uint16_t kProtocolVersion = 2;
 
 using RequestId = std::uint64_t;
@@ -86,6 +88,14 @@ TB_STRUCT(ExposeTensorLocalTask, (StreamId, stream_id), (TensorIr, tensor),
 TB_STRUCT(RegisterTensorLocalTask, (StreamId, stream_id), (LocalTransferId, transfer_id),
           (TensorId, new_id));
 TB_STRUCT(ReadTensorTask, (RequestId, request_id), (StreamId, stream_id), (TensorIr, tensor));
+// Protocol 6: several reads answered together, all or nothing, in request order.
+TB_STRUCT(ReadTensorsTask, (RequestId, request_id), (StreamId, stream_id),
+          (std::vector<TensorIr>, tensors));
+// Protocol 6: member `member` of the all-reduce `collective` over the devices whose sessions are
+// `sessions` (by member); each member's result is registered under `out` on its own device.
+TB_STRUCT(LocalAllReducePart, (TensorIr, tensor), (TensorId, out), (std::uint64_t, collective),
+          (std::uint32_t, member), (std::vector<SessionId>, sessions), (ReduceOperation, op));
+TB_STRUCT(AllReduceLocalTask, (StreamId, stream_id), (LocalAllReducePart, part));
 TB_STRUCT(SyncBackendTask, (RequestId, request_id), (StreamId, stream_id));
 TB_STRUCT(DTypeUsageTask, (RequestId, request_id), (DType, dtype));
 TB_STRUCT(ProfileStartTask, (RequestId, request_id), (StreamId, stream_id));
@@ -93,28 +103,33 @@ TB_STRUCT(ProfileEndTask, (RequestId, request_id), (StreamId, stream_id), (Profi
           (ProfileOptions, options));
 TB_STRUCT(ProfileAbandonTask, (StreamId, stream_id), (ProfileToken, token));
 
-// X-macro table of Task's variants: X(Variant, Payload). Order is Burn's.
+// X-macro table of Task's variants: X(Variant, Payload, Wire), Wire as in the op tables (all, v2,
+// v6). Order is Burn's (0.23 inserted AllReduceLocal and replaced ReadTensor with ReadTensors).
 // clang-format off
-#define TB_TASKS(X)                                                            \
-  X(Seed, SeedTask) X(RegisterOperation, RegisterOperationTask)                \
-  X(RegisterAndExecuteGraph, RegisterAndExecuteGraphTask)                      \
-  X(ExecuteGraph, ExecuteGraphTask) X(RegisterTensor, RegisterTensorTask)      \
-  X(RegisterAlias, RegisterAliasTask)                                          \
-  X(RegisterTensorRemote, RegisterTensorRemoteTask)                            \
-  X(ExposeTensorRemote, ExposeTensorRemoteTask)                                \
-  X(ExposeTensorLocal, ExposeTensorLocalTask)                                  \
-  X(RegisterTensorLocal, RegisterTensorLocalTask) X(ReadTensor, ReadTensorTask) \
-  X(SyncBackend, SyncBackendTask) X(DTypeUsage, DTypeUsageTask)                \
-  X(ProfileStart, ProfileStartTask) X(ProfileEnd, ProfileEndTask)              \
-  X(ProfileAbandon, ProfileAbandonTask)
+#define TB_TASKS(X)                                                                     \
+  X(Seed, SeedTask, all) X(RegisterOperation, RegisterOperationTask, all)               \
+  X(RegisterAndExecuteGraph, RegisterAndExecuteGraphTask, all)                          \
+  X(ExecuteGraph, ExecuteGraphTask, all) X(RegisterTensor, RegisterTensorTask, all)     \
+  X(RegisterAlias, RegisterAliasTask, all)                                              \
+  X(RegisterTensorRemote, RegisterTensorRemoteTask, all)                                \
+  X(ExposeTensorRemote, ExposeTensorRemoteTask, all)                                    \
+  X(ExposeTensorLocal, ExposeTensorLocalTask, all)                                      \
+  X(RegisterTensorLocal, RegisterTensorLocalTask, all)                                  \
+  X(AllReduceLocal, AllReduceLocalTask, v6)                                             \
+  X(ReadTensor, ReadTensorTask, v2) X(ReadTensors, ReadTensorsTask, v6)                 \
+  X(SyncBackend, SyncBackendTask, all) X(DTypeUsage, DTypeUsageTask, all)               \
+  X(ProfileStart, ProfileStartTask, all) X(ProfileEnd, ProfileEndTask, all)             \
+  X(ProfileAbandon, ProfileAbandonTask, all)
 // clang-format on
 
-#define TB_TASK_ALT(V, P) , P
+#define TB_TASK_ALT(V, P, W) , P
 // Index 0 (monostate) is "no task"; it never goes on the wire.
 using Task = std::variant<std::monostate TB_TASKS(TB_TASK_ALT)>;
 #undef TB_TASK_ALT
 // The Burn variant name of a task ("ReadTensor").
 std::string_view task_name(const Task& task);
+// Whether protocol `version` has the task's variant.
+bool task_on_wire(const Task& task, std::uint16_t version);
 
 // ---- RemoteMessage: Task(Task) | Init(SessionInit) | Close(SessionId). -----------------------
 using RemoteMessage = std::variant<Task, SessionInit, SessionId>;
@@ -151,6 +166,7 @@ struct DTypeUsageSet {
 
 TB_STRUCT(InitResponse, (SessionInfo, info));
 TB_STRUCT(ReadTensorResponse, (WireResult<TensorData>, result));
+TB_STRUCT(ReadTensorsResponse, (WireResult<std::vector<TensorData>>, result));
 TB_STRUCT(SyncBackendResponse, (WireResult<std::monostate>, result));
 TB_STRUCT(DTypeUsageResponse, (DTypeUsageSet, usage));
 TB_STRUCT(ProfileStartResponse, (WireResult<std::optional<ProfileToken>>, result));
@@ -161,6 +177,7 @@ TB_STRUCT(InitRefusedResponse, (SessionRefusal, refusal));
 // clang-format off
 #define TB_RESPONSES(X)                                                        \
   X(Init, InitResponse) X(ReadTensor, ReadTensorResponse)                      \
+  X(ReadTensors, ReadTensorsResponse)                                          \
   X(SyncBackend, SyncBackendResponse) X(DTypeUsage, DTypeUsageResponse)        \
   X(ProfileStart, ProfileStartResponse) X(ProfileEnd, ProfileEndResponse)      \
   X(InitRefused, InitRefusedResponse)

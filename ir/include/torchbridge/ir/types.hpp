@@ -19,6 +19,9 @@ namespace tb::ir {
 template <std::size_t N>
 using Usizes = std::array<std::uint64_t, N>;
 using UsizePair = std::pair<std::uint64_t, std::uint64_t>;
+// Rust f32 fields (0.23's interpolate options): float32 on the wire.
+template <std::size_t N>
+using F32s = std::array<float, N>;
 template <std::size_t N>
 using PaddingPairs = std::array<UsizePair, N>;
 using U8x5 = std::array<std::uint8_t, 5>;
@@ -37,6 +40,12 @@ TB_UNIT_ENUM(IndexingUpdateOp, Assign, Add, Mul, Min, Max);
 TB_UNIT_ENUM(ReduceOperation, Sum, Mean);
 TB_UNIT_ENUM(InterpolateModeIr, Nearest, NearestExact, Bilinear, Bicubic, Lanczos3);
 TB_UNIT_ENUM(GridSamplePaddingModeIr, Zeros, Border, Reflection);
+// 0.23's interpolate options (burn-ir 0.23.0-pre.1 src/operation.rs:2015-2073).
+TB_UNIT_ENUM(CoordinateTransformKind, HalfPixel, AlignCorners, Asymmetric, PytorchHalfPixel,
+             HalfPixelSymmetric, TfCropAndResize);
+TB_UNIT_ENUM(NearestRoundingModeIr, RoundPreferFloor, RoundPreferCeil, Floor, Ceil);
+// burn-std CausalAlignment; BottomRight is what 0.22.1 did.
+TB_UNIT_ENUM(CausalAlignment, BottomRight, TopLeft);
 // DType's variants; Bool and QFloat carry data (see DType).
 TB_UNIT_ENUM(DTypeKind, F64, F32, Flex32, F16, BF16, I64, I32, I16, I8, U64, U32, U16, U8, Bool,
              QFloat);

@@ -7,6 +7,9 @@
 //! Every vector is decoded back into its type and re-encoded; the bytes must match. Coverage of
 //! the operation tree, `DType`, `Task`, `TaskResponseContent`, ... is checked against the variant
 //! lists of the crates' own serde derives.
+//!
+//! tests/interop-0.23 builds this same file against Burn 0.23.0-pre.1 (`cfg(burn_023)`, its bin
+//! `golden_023`), writing `tests/ir/golden/vectors-0.23.0-pre.1.tsv` (scripts/regen-golden-0.23).
 
 #[path = "../golden/introspect.rs"]
 mod introspect;
@@ -87,6 +90,7 @@ fn expected_leaves() -> BTreeSet<String> {
             "Int" => Some(variants_of::<IntOperationIr>()),
             "Float" => Some(variants_of::<FloatOperationIr>()),
             "Module" => Some(variants_of::<ModuleOperationIr>()),
+            #[cfg(not(burn_023))]
             "Distributed" => Some(variants_of::<DistributedOperationIr>()),
             "Activation" => Some(variants_of::<ActivationOperationIr>()),
             "Init" | "Custom" | "Drop" => None,
@@ -118,10 +122,16 @@ fn repo_root() -> PathBuf {
 }
 
 fn main() {
+    #[cfg(not(burn_023))]
     let out_path = std::env::args()
         .nth(1)
         .map(PathBuf::from)
         .unwrap_or_else(|| repo_root().join("tests/ir/golden/vectors.tsv"));
+    #[cfg(burn_023)]
+    let out_path = std::env::args()
+        .nth(1)
+        .map(PathBuf::from)
+        .unwrap_or_else(|| repo_root().join("tests/ir/golden/vectors-0.23.0-pre.1.tsv"));
 
     let mut vec = Vectors::new();
 
@@ -204,12 +214,23 @@ fn main() {
         let bytes = vec.add("response", &name, &r);
         if name == "InitRefused/IncompatibleProtocol" {
             // burn-remote's own test (shared/task.rs) pins this encoding; check the mirror agrees.
+            #[cfg(not(burn_023))]
             let expected = [
                 &[0x92, 0x81, 0xab][..],
                 b"InitRefused",
                 &[0x81, 0xb4],
                 b"IncompatibleProtocol",
                 &[0x91, 0x02, 0x00],
+            ]
+            .concat();
+            // 0.23's test pins the same layout (with server_version 2); this vector carries 6.
+            #[cfg(burn_023)]
+            let expected = [
+                &[0x92, 0x81, 0xab][..],
+                b"InitRefused",
+                &[0x81, 0xb4],
+                b"IncompatibleProtocol",
+                &[0x91, PROTOCOL_VERSION as u8, 0x00],
             ]
             .concat();
             assert_eq!(bytes, expected, "mirror disagrees with burn-remote's pinned refusal encoding");
@@ -222,7 +243,10 @@ fn main() {
         assert!(names.iter().any(|n| n == &format!("InitRefused/{r}")), "no InitRefused/{r}");
     }
     for e in variants_of::<ExecutionError>() {
+        #[cfg(not(burn_023))]
         assert!(names.iter().any(|n| n == &format!("ReadTensor/Err-{e}")), "no ReadTensor/Err-{e}");
+        #[cfg(burn_023)]
+        assert!(names.iter().any(|n| n == &format!("ReadTensors/Err-{e}")), "no ReadTensors/Err-{e}");
     }
 
     // ---- data ----------------------------------------------------------------------------
@@ -235,8 +259,14 @@ fn main() {
 
     // ---- write ---------------------------------------------------------------------------
     let mut text = String::new();
+    #[cfg(not(burn_023))]
     writeln!(text, "# generator: torchbridge-interop golden (tests/interop/src/bin/golden.rs); regenerate with scripts/regen-golden").unwrap();
+    #[cfg(not(burn_023))]
     writeln!(text, "# burn: 0.22.1 (burn-ir, burn-std, burn-backend, burn-remote, burn-communication 0.22.1; cubecl-common 0.11.3)").unwrap();
+    #[cfg(burn_023)]
+    writeln!(text, "# generator: torchbridge-interop-023 golden_023 (tests/interop/src/bin/golden.rs with cfg(burn_023)); regenerate with scripts/regen-golden-0.23").unwrap();
+    #[cfg(burn_023)]
+    writeln!(text, "# burn: 0.23.0-pre.1 (burn-ir, burn-std, burn-backend, burn-remote, burn-communication 0.23.0-pre.1; cubecl-common 0.12.0-pre.1)").unwrap();
     writeln!(text, "# rmp-serde: 1.3.1 (rmp_serde::to_vec, default config: structs as arrays, enums as {{name: value}} or bare name)").unwrap();
     writeln!(text, "# burn-remote PROTOCOL_VERSION: {PROTOCOL_VERSION}").unwrap();
     writeln!(text, "# leaves: {}", leaves.len()).unwrap();

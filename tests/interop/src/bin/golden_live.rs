@@ -8,6 +8,11 @@
 //! bindings, and the `/data` route is exercised with the fixture's `TensorRequest`.
 //!
 //! Usage: golden_live [path/to/vectors.tsv]  (default: tests/ir/golden/vectors.tsv)
+//!
+//! tests/interop-0.23 builds this file against Burn 0.23.0-pre.1 (`cfg(burn_023)`, bin
+//! `golden_live_023`, default tests/ir/golden/vectors-0.23.0-pre.1.tsv): `/session` messages after
+//! the handshake are then tagged (whole or segmented, burn-remote's transport/message.rs), reads are
+//! `ReadTensors`, and a second, two-device server runs the fixture's `Task.AllReduceLocal`.
 
 #[path = "../golden/mirror.rs"]
 mod mirror;
@@ -75,6 +80,26 @@ impl Report {
 
 struct Session {
     ch: WsClientChannel,
+    /// 0.23: a `/session` route, whose messages are tagged once the handshake is answered.
+    #[cfg(burn_023)]
+    session_route: bool,
+    #[cfg(burn_023)]
+    tagged: bool,
+}
+
+/// 0.23's message layer (burn-remote-0.23.0-pre.1/src/transport/{message,link}.rs): `0x00` ‖ bytes
+/// up to 64 KiB in one websocket message; above, a `0x01` ‖ u64-LE length head, then the bytes in
+/// segments of at most 1 MiB.
+#[cfg(burn_023)]
+fn v6_messages(bytes: &[u8]) -> Vec<Vec<u8>> {
+    const MAX_WHOLE_MESSAGE_SIZE: usize = 64 * 1024;
+    const MAX_FRAME_SIZE: usize = 1024 * 1024;
+    if bytes.len() <= MAX_WHOLE_MESSAGE_SIZE {
+        return vec![[&[0u8][..], bytes].concat()];
+    }
+    let mut out = vec![[&[1u8][..], &(bytes.len() as u64).to_le_bytes()].concat()];
+    out.extend(bytes.chunks(MAX_FRAME_SIZE).map(<[u8]>::to_vec));
+    out
 }
 
 const TIMEOUT: Duration = Duration::from_secs(30);
@@ -82,10 +107,23 @@ const TIMEOUT: Duration = Duration::from_secs(30);
 impl Session {
     async fn open(addr: &str, route: &str) -> Self {
         let ch = WsClient::connect(Address::from(addr), route).await.expect("connect");
-        Self { ch }
+        Self {
+            ch,
+            #[cfg(burn_023)]
+            session_route: route == "session",
+            #[cfg(burn_023)]
+            tagged: false,
+        }
     }
 
     async fn send_raw(&mut self, bytes: &[u8]) {
+        #[cfg(burn_023)]
+        if self.tagged {
+            for message in v6_messages(bytes) {
+                self.ch.send(Message::new(message.into())).await.expect("send");
+            }
+            return;
+        }
         self.ch.send(Message::new(bytes.to_vec().into())).await.expect("send");
     }
 
@@ -105,8 +143,36 @@ impl Session {
         }
     }
 
+    /// 0.23: one message of the session, untagged: the bare handshake answer, then (tagged)
+    /// whole or reassembled segmented messages.
+    #[cfg(burn_023)]
+    async fn recv_v6(&mut self) -> Option<Vec<u8>> {
+        if !self.tagged {
+            let bytes = self.recv_raw().await;
+            self.tagged = self.session_route && bytes.is_some();
+            return bytes;
+        }
+        let head = self.recv_raw().await?;
+        match head.split_first() {
+            Some((0, rest)) => Some(rest.to_vec()),
+            Some((1, len)) if len.len() == 8 => {
+                let len = u64::from_le_bytes(len.try_into().unwrap()) as usize;
+                let mut out = Vec::with_capacity(len);
+                while out.len() < len {
+                    out.extend(self.recv_raw().await?);
+                }
+                assert_eq!(out.len(), len, "segments overran the announced length");
+                Some(out)
+            }
+            _ => panic!("not a v6 message head: {}", hex::encode(&head)),
+        }
+    }
+
     async fn recv(&mut self) -> (Vec<u8>, TaskResponse) {
+        #[cfg(not(burn_023))]
         let bytes = self.recv_raw().await.expect("the server closed the session");
+        #[cfg(burn_023)]
+        let bytes = self.recv_v6().await.expect("the server closed the session");
         let resp: TaskResponse = rmp_serde::from_slice(&bytes)
             .unwrap_or_else(|e| panic!("server frame does not decode with the mirror: {e}; {}", hex::encode(&bytes)));
         (bytes, resp)
@@ -125,9 +191,22 @@ fn close(a: &[f32], b: &[f32]) -> bool {
     a.len() == b.len() && a.iter().zip(b).all(|(x, y)| (x - y).abs() <= 1e-4 * (1.0 + y.abs()))
 }
 
+/// The task reading one tensor.
+#[cfg(not(burn_023))]
+fn read_task(id: u64, stream: StreamId, tensor: TensorIr) -> Task {
+    Task::ReadTensor(id, stream, tensor)
+}
+#[cfg(burn_023)]
+fn read_task(id: u64, stream: StreamId, tensor: TensorIr) -> Task {
+    Task::ReadTensors(id, stream, vec![tensor])
+}
+
 fn read_data(resp: &TaskResponse, id: u64) -> Option<&TensorData> {
     match (&resp.content, resp.id == id) {
+        #[cfg(not(burn_023))]
         (TaskResponseContent::ReadTensor(Ok(data)), true) => Some(data),
+        #[cfg(burn_023)]
+        (TaskResponseContent::ReadTensors(Ok(data)), true) if data.len() == 1 => Some(&data[0]),
         _ => {
             println!("      unexpected response {resp:?}");
             None
@@ -206,7 +285,7 @@ async fn run(addr: String, fx: &Fixture, rep: &mut Report) {
     ])
     .await;
     s.send_raw(fx.get("frame", "Task.RegisterAndExecuteGraph")).await;
-    s.send(vec![RemoteMessage::Task(Task::ReadTensor(100, sid(2), t(GRAPH_OUT1, &[4, 4], DType::F32)))]).await;
+    s.send(vec![RemoteMessage::Task(read_task(100, sid(2), t(GRAPH_OUT1, &[4, 4], DType::F32)))]).await;
     let (_, resp) = s.recv().await;
     let expected = graph_expected(&x1, &y, 0.5, -3.25, 0..2, true);
     let got = read_data(&resp, 100).map(|d| d.try_to_vec::<f32>().unwrap());
@@ -215,7 +294,7 @@ async fn run(addr: String, fx: &Fixture, rep: &mut Report) {
         format!("frame Task.RegisterAndExecuteGraph: output {got:?}, expected {expected:?}"),
     );
     s.send_raw(fx.get("frame", "Task.ExecuteGraph")).await;
-    s.send(vec![RemoteMessage::Task(Task::ReadTensor(101, sid(2), t(GRAPH_OUT2, &[4, 4], DType::F32)))]).await;
+    s.send(vec![RemoteMessage::Task(read_task(101, sid(2), t(GRAPH_OUT2, &[4, 4], DType::F32)))]).await;
     let (_, resp) = s.recv().await;
     let expected = graph_expected(&x2, &y, 2.0, 0.0, 2..4, false);
     let got = read_data(&resp, 101).map(|d| d.try_to_vec::<f32>().unwrap());
@@ -242,7 +321,7 @@ async fn run(addr: String, fx: &Fixture, rep: &mut Report) {
         s.send_raw(frame).await;
         let req = 102 + i as u64;
         let ir = TensorIr { id, shape: data.shape().clone(), status: TensorStatus::ReadOnly, dtype: data.dtype() };
-        s.send(vec![RemoteMessage::Task(Task::ReadTensor(req, stream, ir))]).await;
+        s.send(vec![RemoteMessage::Task(read_task(req, stream, ir))]).await;
         let (_, resp) = s.recv().await;
         let got = read_data(&resp, req);
         rep.check(got == Some(&data), format!("frame {name}: read back {got:?}"));
@@ -251,7 +330,7 @@ async fn run(addr: String, fx: &Fixture, rep: &mut Report) {
     // Alias of the tensor registered by Task.RegisterTensor.
     s.send_raw(fx.get("frame", "Task.RegisterAlias")).await;
     let (_, _, data) = registered_data(fx.get("frame", "Task.RegisterTensor"));
-    s.send(vec![RemoteMessage::Task(Task::ReadTensor(110, sid(1), t(0x8000_0000_0000_0009, &[2, 3], DType::F32)))]).await;
+    s.send(vec![RemoteMessage::Task(read_task(110, sid(1), t(0x8000_0000_0000_0009, &[2, 3], DType::F32)))]).await;
     let (_, resp) = s.recv().await;
     let got = read_data(&resp, 110);
     rep.check(got == Some(&data), format!("frame Task.RegisterAlias: alias reads {got:?}"));
@@ -312,7 +391,7 @@ async fn run(addr: String, fx: &Fixture, rep: &mut Report) {
     .await;
     s.send_raw(fx.get("frame", "Task.ExposeTensorLocal")).await;
     s.send_raw(fx.get("frame", "Task.RegisterTensorLocal")).await;
-    s.send(vec![RemoteMessage::Task(Task::ReadTensor(111, sid(6), t(12, &[3, 0, 2], DType::BF16)))]).await;
+    s.send(vec![RemoteMessage::Task(read_task(111, sid(6), t(12, &[3, 0, 2], DType::BF16)))]).await;
     let (_, resp) = s.recv().await;
     let got = read_data(&resp, 111);
     rep.check(
@@ -334,12 +413,19 @@ async fn run(addr: String, fx: &Fixture, rep: &mut Report) {
     s.send_raw(fx.get("frame", "Close")).await;
     let after = s.recv_raw().await;
     rep.check(after.is_none(), format!("frame Close -> server closed the session ({after:?})"));
+    #[cfg(burn_023)]
+    read_tensors_023(&addr, fx, rep).await;
 
 }
 
 fn main() {
+    #[cfg(not(burn_023))]
     let path = std::env::args().nth(1).map(PathBuf::from).unwrap_or_else(|| {
         PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/ir/golden/vectors.tsv")
+    });
+    #[cfg(burn_023)]
+    let path = std::env::args().nth(1).map(PathBuf::from).unwrap_or_else(|| {
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/ir/golden/vectors-0.23.0-pre.1.tsv")
     });
     let fx = Fixture::load(&path);
 
@@ -357,8 +443,124 @@ fn main() {
 
     let mut rep = Report::default();
     rt.block_on(run(addr, &fx, &mut rep));
+    #[cfg(burn_023)]
+    {
+        // A two-device server for the fixture's two-member `Task.AllReduceLocal`.
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = format!("ws://{}", listener.local_addr().unwrap());
+        let server = BackendServer::<Flex>::new(vec![FlexDevice::default(); 2]);
+        let serving = server.serve_async(WebSocketTransport::from_listener(listener));
+        rt.spawn(async move {
+            if let Err(e) = serving.await {
+                eprintln!("server stopped: {e:?}");
+            }
+        });
+        rt.block_on(all_reduce_023(addr, &fx, &mut rep));
+    }
     println!("golden_live: {} passed, {} failed", rep.passed, rep.failed.len());
     if !rep.failed.is_empty() {
         std::process::exit(1);
     }
+}
+
+/// 0.23: the fixture's `Task.ReadTensors` frames (one, none, and a batch with a quantized tensor)
+/// on a session of their own.
+#[cfg(burn_023)]
+async fn read_tensors_023(addr: &str, fx: &Fixture, rep: &mut Report) {
+    let mut s = Session::open(addr, "session").await;
+    s.send(vec![RemoteMessage::Init(SessionInit { version: PROTOCOL_VERSION, session_id: SessionId { id: 0x5EED }, device_index: 0, authorization: vec![] })]).await;
+    let (_, resp) = s.recv().await;
+    rep.check(matches!(resp.content, TaskResponseContent::Init(_)), format!("second session Init -> {resp:?}"));
+    let data = TensorData::new(vec![1.0f32, -2.0, 3.5, 4.0, 0.0, -6.25], [2, 3]);
+    s.send(vec![RemoteMessage::Task(Task::RegisterTensor(sid(1), TensorId::new(3), data.clone()))]).await;
+    s.send_raw(fx.get("frame", "Task.ReadTensors")).await;
+    let (_, resp) = s.recv().await;
+    let got = read_data(&resp, 5);
+    rep.check(got == Some(&data), format!("frame Task.ReadTensors: read {got:?}"));
+
+    s.send_raw(fx.get("frame", "Task.ReadTensors/empty")).await;
+    let (bytes, resp) = s.recv().await;
+    let expected = rmp_serde::to_vec(&TaskResponse { content: TaskResponseContent::ReadTensors(Ok(vec![])), id: 0 }).unwrap();
+    rep.check(bytes == expected, format!("frame Task.ReadTensors/empty -> {resp:?}"));
+
+    // The tensors `Task.ReadTensors/several-mixed` names, registered with matching data.
+    let msgs: Vec<RemoteMessage> = rmp_serde::from_slice(fx.get("frame", "Task.ReadTensors/several-mixed")).unwrap();
+    let Some(RemoteMessage::Task(Task::ReadTensors(req, stream, tensors))) = msgs.into_iter().next() else {
+        panic!("Task.ReadTensors/several-mixed is not one ReadTensors")
+    };
+    let mut expected = Vec::new();
+    for (i, t) in tensors.iter().enumerate() {
+        let data = match t.dtype {
+            DType::QFloat(scheme) => {
+                let n = t.shape.num_elements();
+                let blocks = scheme.block_size().map_or(1, |b| b.num_blocks(t.shape.as_slice()).iter().product());
+                let scales: Vec<f32> = (0..blocks).map(|b| 0.01 * (b + 1) as f32).collect();
+                let codes: Vec<i8> = (0..n).map(|k| ((k * 7 + i) % 15) as i8 - 7).collect();
+                TensorData::quantized(codes, t.shape.clone(), scheme, &scales, None)
+            }
+            DType::I64 => TensorData::new(vec![-42i64; t.shape.num_elements()], t.shape.clone()),
+            DType::Bool(_) => TensorData::from_bytes_vec(vec![1u8; t.shape.num_elements()], t.shape.clone(), t.dtype),
+            DType::BF16 => TensorData::new((0..t.shape.num_elements()).map(|k| bf16::from_f32(k as f32 - 3.0)).collect::<Vec<_>>(), t.shape.clone()),
+            other => panic!("no data for {other:?}"),
+        };
+        s.send(vec![RemoteMessage::Task(Task::RegisterTensor(stream, t.id, data.clone()))]).await;
+        expected.push(data);
+    }
+    s.send_raw(fx.get("frame", "Task.ReadTensors/several-mixed")).await;
+    let (_, resp) = s.recv().await;
+    let ok = matches!(&resp.content, TaskResponseContent::ReadTensors(Ok(got)) if resp.id == req
+        && got.len() == expected.len()
+        && got.iter().zip(&expected).all(|(g, e)| g.shape() == e.shape() && g.dtype() == e.dtype()
+            && (g == e || matches!(e.dtype(), DType::QFloat(_)))));
+    rep.check(ok, format!("frame Task.ReadTensors/several-mixed -> {} tensors, in order", expected.len()));
+}
+
+/// 0.23: the fixture's `Task.AllReduceLocal` (member 0 of two, Sum) on device 0 of a two-device
+/// server, with member 1 sent by a session on device 1 whose id the fixture names.
+#[cfg(burn_023)]
+async fn all_reduce_023(addr: String, fx: &Fixture, rep: &mut Report) {
+    use burn_backend::distributed::ReduceOperation;
+    let frame = fx.get("frame", "Task.AllReduceLocal");
+    let msgs: Vec<RemoteMessage> = rmp_serde::from_slice(frame).unwrap();
+    let Some(RemoteMessage::Task(Task::AllReduceLocal { stream_id, part })) = msgs.into_iter().next() else {
+        panic!("Task.AllReduceLocal is not one AllReduceLocal")
+    };
+    assert_eq!(part.member, 0);
+    assert_eq!(part.sessions.len(), 2);
+    let mut s0 = Session::open(&addr, "session").await;
+    s0.send(vec![RemoteMessage::Init(SessionInit { version: PROTOCOL_VERSION, session_id: part.sessions[0], device_index: 0, authorization: vec![] })]).await;
+    let _ = s0.recv().await;
+    let mut s1 = Session::open(&addr, "session").await;
+    s1.send(vec![RemoteMessage::Init(SessionInit { version: PROTOCOL_VERSION, session_id: part.sessions[1], device_index: 1, authorization: vec![] })]).await;
+    let _ = s1.recv().await;
+
+    let n = part.tensor.shape.num_elements();
+    let a: Vec<f32> = (0..n).map(|i| i as f32 * 0.5).collect();
+    let b: Vec<f32> = (0..n).map(|i| 10.0 - i as f32).collect();
+    let shape = part.tensor.shape.clone();
+    s0.send(vec![RemoteMessage::Task(Task::RegisterTensor(stream_id, part.tensor.id, TensorData::new(a.clone(), shape.clone())))]).await;
+    s1.send(vec![RemoteMessage::Task(Task::RegisterTensor(stream_id, TensorId::new(5), TensorData::new(b.clone(), shape.clone())))]).await;
+    let other = LocalAllReducePart {
+        tensor: TensorIr { id: TensorId::new(5), ..part.tensor.clone() },
+        out: TensorId::new(6),
+        collective: part.collective,
+        member: 1,
+        sessions: part.sessions.clone(),
+        op: ReduceOperation::Sum,
+    };
+    s0.send_raw(frame).await;
+    s1.send(vec![RemoteMessage::Task(Task::AllReduceLocal { stream_id, part: other })]).await;
+    let sum: Vec<f32> = a.iter().zip(&b).map(|(x, y)| x + y).collect();
+    let out0 = TensorIr { id: part.out, status: TensorStatus::ReadOnly, ..part.tensor.clone() };
+    s0.send(vec![RemoteMessage::Task(read_task(200, stream_id, out0))]).await;
+    let (_, resp) = s0.recv().await;
+    let got0 = read_data(&resp, 200).map(|d| d.try_to_vec::<f32>().unwrap());
+    let out1 = TensorIr { id: TensorId::new(6), status: TensorStatus::ReadOnly, ..part.tensor.clone() };
+    s1.send(vec![RemoteMessage::Task(read_task(201, stream_id, out1))]).await;
+    let (_, resp) = s1.recv().await;
+    let got1 = read_data(&resp, 201).map(|d| d.try_to_vec::<f32>().unwrap());
+    rep.check(
+        got0.as_deref().is_some_and(|g| close(g, &sum)) && got1.as_deref().is_some_and(|g| close(g, &sum)),
+        format!("frame Task.AllReduceLocal (+ member 1 on device 1): {got0:?} / {got1:?}, expected {sum:?}"),
+    );
 }

@@ -16,6 +16,12 @@
 //!   message; `TensorTransferId` is public there and used directly).
 //!
 //! Inner types are the real ones from burn_ir / burn_std / burn_backend / burn_communication.
+//!
+//! Built with `cfg(burn_023)` (tests/interop-0.23, Burn 0.23.0-pre.1), the `cfg(burn_023)` items
+//! mirror `burn-remote-0.23.0-pre.1/src/shared/task.rs` instead: `PROTOCOL_VERSION` 6, the new
+//! `LocalCollectiveId` and `LocalAllReducePart`, `Task::AllReduceLocal`, and `ReadTensor` replaced
+//! by `ReadTensors` in `Task` and `TaskResponseContent`. Everything else (identity.rs,
+//! external_comm.rs and the other task.rs types) is unchanged in 0.23.0-pre.1.
 
 #![allow(dead_code)]
 
@@ -32,7 +38,11 @@ use serde::{Deserialize, Serialize};
 // ---------------------------------------------------------------------------------------------
 
 /// Current Burn Remote application-protocol version.
+#[cfg(not(burn_023))]
 pub const PROTOCOL_VERSION: u16 = 2;
+/// Current Burn Remote application-protocol version (burn-remote-0.23.0-pre.1).
+#[cfg(burn_023)]
+pub const PROTOCOL_VERSION: u16 = 6;
 
 pub type RequestId = u64;
 
@@ -52,6 +62,23 @@ impl TransferCapability {
 #[derive(Debug, PartialEq, Eq, Clone, Copy, Hash, Serialize, Deserialize, PartialOrd, Ord)]
 pub struct SessionId {
     pub id: u64,
+}
+
+// burn-remote-0.23.0-pre.1/src/shared/task.rs:53-77 (the field `LocalCollectiveId.0` is private
+// there; its `ReduceOperation` is burn-std's, re-exported by burn-backend).
+#[cfg(burn_023)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct LocalCollectiveId(pub u64);
+
+#[cfg(burn_023)]
+#[derive(Serialize, Deserialize, Debug)]
+pub struct LocalAllReducePart {
+    pub tensor: TensorIr,
+    pub out: TensorId,
+    pub collective: LocalCollectiveId,
+    pub member: u32,
+    pub sessions: Vec<SessionId>,
+    pub op: burn_backend::distributed::ReduceOperation,
 }
 
 #[allow(clippy::large_enum_variant)]
@@ -132,7 +159,15 @@ pub enum Task {
         transfer_id: LocalTransferId,
         new_id: TensorId,
     },
+    #[cfg(not(burn_023))]
     ReadTensor(RequestId, StreamId, TensorIr),
+    #[cfg(burn_023)]
+    AllReduceLocal {
+        stream_id: StreamId,
+        part: LocalAllReducePart,
+    },
+    #[cfg(burn_023)]
+    ReadTensors(RequestId, StreamId, Vec<TensorIr>),
     SyncBackend(RequestId, StreamId),
     DTypeUsage(RequestId, DType),
     ProfileStart(RequestId, StreamId),
@@ -149,7 +184,10 @@ pub struct TaskResponse {
 #[derive(Serialize, Deserialize, Debug)]
 pub enum TaskResponseContent {
     Init(SessionInfo),
+    #[cfg(not(burn_023))]
     ReadTensor(Result<TensorData, ExecutionError>),
+    #[cfg(burn_023)]
+    ReadTensors(Result<Vec<TensorData>, ExecutionError>),
     SyncBackend(Result<(), ExecutionError>),
     DTypeUsage(DTypeUsageSet),
     ProfileStart(Result<Option<ProfileToken>, ExecutionError>),

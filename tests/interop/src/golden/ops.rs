@@ -4,8 +4,16 @@
 //! `TensorStatus`; shapes of rank 0..=5 including a zero-size dimension; every `DType`; every
 //! `ScalarIr` variant; `Option`s both `None` and `Some`; negative `Slice` bounds and steps; every
 //! `Distribution`; several `QuantScheme` forms.
+//!
+//! Built with `cfg(burn_023)` (tests/interop-0.23), the `cfg(burn_023)` parts cover Burn
+//! 0.23.0-pre.1's tree instead: no `Distributed` category; `Float.Fmod(Scalar)`; the 3-D pools;
+//! avg-pool `dilation`; the 6-field `InterpolateOptionsIr`; `AttentionOptionsIr.causal_alignment`;
+//! `Module.AttentionWithLogsumexp` and `Module.AttentionBackward`.
 
+#[cfg(not(burn_023))]
 use burn_backend::distributed::ReduceOperation;
+#[cfg(burn_023)]
+use burn_backend::ops::CausalAlignment;
 use burn_backend::tensor::IndexingUpdateOp;
 use burn_backend::{BoolStore, DType, Distribution, Shape, Slice};
 use burn_ir::*;
@@ -634,6 +642,16 @@ pub fn float_ops(g: &mut G) -> Vec<(Option<String>, DType, FloatOperationIr)> {
     v.push((None, d, F::Powf(BinaryOpIr { lhs: g.inp(&[2, 3], d), rhs: g.inp(&[1, 3], d), out: g.out(&[2, 3], d) })));
     let d = g.fd();
     v.push((None, d, F::Hypot(BinaryOpIr { lhs: g.inp(&[5], d), rhs: g.inp(&[5], d), out: g.out(&[5], d) })));
+    #[cfg(burn_023)]
+    {
+        let d = g.fd();
+        v.push((None, d, F::Fmod(BinaryOpIr { lhs: g.inp(&[2, 3], d), rhs: g.inp(&[1, 3], d), out: g.out(&[2, 3], d) })));
+        let d = g.fd();
+        let s = g.sc(d);
+        v.push((None, d, F::FmodScalar(ScalarOpIr { lhs: g.inp(&[4], d), rhs: s, out: g.out(&[4], d) })));
+        let d = g.fd();
+        v.push((l("rank0-negative"), d, F::FmodScalar(ScalarOpIr { lhs: g.inp(&[], d), rhs: ScalarIr::Float(-2.5), out: g.out(&[], d) })));
+    }
     v
 }
 
@@ -1039,7 +1057,7 @@ pub fn module_ops(g: &mut G) -> Vec<(Option<String>, ModuleOperationIr)> {
     let d = g.fd();
     v.push((
         None,
-        M::AvgPool1d(AvgPool1dOpIr { x: g.inp(&[2, 3, 10], d), kernel_size: 3, stride: 2, padding: 1, count_include_pad: true, ceil_mode: false, out: g.out(&[2, 3, 5], d) }),
+        M::AvgPool1d(AvgPool1dOpIr { x: g.inp(&[2, 3, 10], d), kernel_size: 3, stride: 2, padding: 1, #[cfg(burn_023)] dilation: 1, count_include_pad: true, ceil_mode: false, out: g.out(&[2, 3, 5], d) }),
     ));
     let d = g.fd();
     v.push((
@@ -1049,6 +1067,8 @@ pub fn module_ops(g: &mut G) -> Vec<(Option<String>, ModuleOperationIr)> {
             kernel_size: [3, 2],
             stride: [2, 2],
             padding: [1, 0],
+            #[cfg(burn_023)]
+            dilation: [1, 1],
             count_include_pad: false,
             ceil_mode: true,
             out: g.out(&[1, 3, 4, 5], d),
@@ -1063,6 +1083,8 @@ pub fn module_ops(g: &mut G) -> Vec<(Option<String>, ModuleOperationIr)> {
             kernel_size: 3,
             stride: 2,
             padding: 1,
+            #[cfg(burn_023)]
+            dilation: 1,
             count_include_pad: true,
             ceil_mode: false,
             out: g.out(&[2, 3, 10], d),
@@ -1077,11 +1099,15 @@ pub fn module_ops(g: &mut G) -> Vec<(Option<String>, ModuleOperationIr)> {
             kernel_size: [3, 2],
             stride: [2, 2],
             padding: [1, 0],
+            #[cfg(burn_023)]
+            dilation: [1, 1],
             count_include_pad: false,
             ceil_mode: true,
             out: g.out(&[1, 3, 7, 9], d),
         }),
     ));
+    #[cfg(burn_023)]
+    pools_023(g, &mut v);
     let d = g.fd();
     v.push((None, M::AdaptiveAvgPool1d(AdaptiveAvgPool1dOpIr { x: g.inp(&[2, 3, 10], d), output_size: 4, out: g.out(&[2, 3, 4], d) })));
     let d = g.fd();
@@ -1209,7 +1235,10 @@ pub fn module_ops(g: &mut G) -> Vec<(Option<String>, ModuleOperationIr)> {
             M::Interpolate(InterpolateOpIr {
                 x: g.inp(&[1, 3, 4, 4], d),
                 output_size: [8, 6],
+                #[cfg(not(burn_023))]
                 options: InterpolateOptionsIr { mode, align_corners: i % 2 == 1 },
+                #[cfg(burn_023)]
+                options: interpolate_options_023(mode, i % 2 == 1, Some([8, 6])),
                 out: g.out(&[1, 3, 8, 6], d),
             }),
         ));
@@ -1221,10 +1250,15 @@ pub fn module_ops(g: &mut G) -> Vec<(Option<String>, ModuleOperationIr)> {
             x: g.inp(&[1, 3, 4, 4], d),
             grad: g.inp(&[1, 3, 8, 6], d),
             output_size: [8, 6],
+            #[cfg(not(burn_023))]
             options: InterpolateOptionsIr { mode: InterpolateModeIr::Bilinear, align_corners: true },
+            #[cfg(burn_023)]
+            options: interpolate_options_023(InterpolateModeIr::Bilinear, true, Some([8, 6])),
             out: g.out(&[1, 3, 4, 4], d),
         }),
     ));
+    #[cfg(burn_023)]
+    interpolate_023(g, &mut v);
 
     // Attention: options with None and Some.
     let (d, db) = (g.fd(), g.bd());
@@ -1236,7 +1270,7 @@ pub fn module_ops(g: &mut G) -> Vec<(Option<String>, ModuleOperationIr)> {
             value: g.inp(&[2, 4, 16, 8], d),
             mask: Some(g.inp(&[2, 1, 16, 16], db)),
             attn_bias: None,
-            options: AttentionOptionsIr { scale: None, softcap: None, is_causal: false },
+            options: AttentionOptionsIr { scale: None, softcap: None, is_causal: false, #[cfg(burn_023)] causal_alignment: CausalAlignment::BottomRight },
             out: g.out(&[2, 4, 16, 8], d),
         }),
     ));
@@ -1249,10 +1283,12 @@ pub fn module_ops(g: &mut G) -> Vec<(Option<String>, ModuleOperationIr)> {
             value: g.inp(&[1, 2, 7, 3], d),
             mask: None,
             attn_bias: Some(g.inp(&[1, 2, 5, 7], d)),
-            options: AttentionOptionsIr { scale: Some(ScalarIr::Float(0.125)), softcap: Some(ScalarIr::Float(30.0)), is_causal: true },
+            options: AttentionOptionsIr { scale: Some(ScalarIr::Float(0.125)), softcap: Some(ScalarIr::Float(30.0)), is_causal: true, #[cfg(burn_023)] causal_alignment: CausalAlignment::TopLeft },
             out: g.out(&[1, 2, 5, 3], d),
         }),
     ));
+    #[cfg(burn_023)]
+    attention_023(g, &mut v);
 
     // CTC loss.
     let (d, di) = (g.fd(), g.idt());
@@ -1385,6 +1421,7 @@ pub fn module_ops(g: &mut G) -> Vec<(Option<String>, ModuleOperationIr)> {
 }
 
 /// Every `DistributedOperationIr` variant.
+#[cfg(not(burn_023))]
 pub fn distributed_ops(g: &mut G) -> Vec<(Option<String>, DistributedOperationIr)> {
     let d = g.fd();
     let d2 = g.fd();
@@ -1470,6 +1507,7 @@ pub fn all_ops(g: &mut G) -> Vec<Labeled> {
     for (label, a) in activation_ops(g) {
         v.push((label, OperationIr::Activation(a)));
     }
+    #[cfg(not(burn_023))]
     for (label, d) in distributed_ops(g) {
         v.push((label, OperationIr::Distributed(d)));
     }
@@ -1502,4 +1540,370 @@ pub fn all_ops(g: &mut G) -> Vec<Labeled> {
     let q = schemes()[2].1;
     v.push((l("qfloat"), OperationIr::Drop(g.inp(&[4, 64], DType::QFloat(q)))));
     v
+}
+
+/// Burn 0.23.0-pre.1's `InterpolateOptionsIr` as its client builds it from
+/// `InterpolateOptions::new(mode).with_align_corners(align_corners)` (mode-dependent coordinate
+/// transform and rounding; default cubic options), with the given `output_size`.
+#[cfg(burn_023)]
+fn interpolate_options_023(mode: InterpolateModeIr, align_corners: bool, output_size: Option<[usize; 2]>) -> InterpolateOptionsIr {
+    let mut options = burn_backend::ops::InterpolateOptions::new(mode.into()).with_align_corners(align_corners);
+    if let Some(size) = output_size {
+        options = options.with_output_size(size);
+    }
+    options.into()
+}
+
+/// Avg pools with a dilation (0.23 only), and every 3-D pool.
+#[cfg(burn_023)]
+fn pools_023(g: &mut G, v: &mut Vec<(Option<String>, ModuleOperationIr)>) {
+    use ModuleOperationIr as M;
+    let d = g.fd();
+    v.push((
+        l("dilation"),
+        M::AvgPool1d(AvgPool1dOpIr {
+            x: g.inp(&[2, 3, 12], d),
+            kernel_size: 3,
+            stride: 1,
+            padding: 2,
+            dilation: 2,
+            count_include_pad: false,
+            ceil_mode: true,
+            out: g.out(&[2, 3, 12], d),
+        }),
+    ));
+    let d = g.fd();
+    v.push((
+        l("dilation"),
+        M::AvgPool2d(AvgPool2dOpIr {
+            x: g.inp(&[1, 2, 9, 8], d),
+            kernel_size: [2, 3],
+            stride: [1, 2],
+            padding: [0, 1],
+            dilation: [3, 2],
+            count_include_pad: true,
+            ceil_mode: false,
+            out: g.out(&[1, 2, 6, 3], d),
+        }),
+    ));
+    let d = g.fd();
+    v.push((
+        l("dilation"),
+        M::AvgPool1dBackward(AvgPool1dBackwardOpIr {
+            x: g.inp(&[2, 3, 12], d),
+            grad: g.inp(&[2, 3, 12], d),
+            kernel_size: 3,
+            stride: 1,
+            padding: 2,
+            dilation: 2,
+            count_include_pad: false,
+            ceil_mode: true,
+            out: g.out(&[2, 3, 12], d),
+        }),
+    ));
+    let d = g.fd();
+    v.push((
+        l("dilation"),
+        M::AvgPool2dBackward(AvgPool2dBackwardOpIr {
+            x: g.inp(&[1, 2, 9, 8], d),
+            grad: g.inp(&[1, 2, 6, 3], d),
+            kernel_size: [2, 3],
+            stride: [1, 2],
+            padding: [0, 1],
+            dilation: [3, 2],
+            count_include_pad: true,
+            ceil_mode: false,
+            out: g.out(&[1, 2, 9, 8], d),
+        }),
+    ));
+    let d = g.fd();
+    v.push((
+        None,
+        M::AvgPool3d(AvgPool3dOpIr {
+            x: g.inp(&[1, 2, 4, 6, 8], d),
+            kernel_size: [2, 3, 3],
+            stride: [2, 2, 1],
+            padding: [0, 1, 1],
+            dilation: [1, 1, 1],
+            count_include_pad: true,
+            ceil_mode: false,
+            out: g.out(&[1, 2, 2, 3, 8], d),
+        }),
+    ));
+    let d = g.fd();
+    v.push((
+        l("dilation-ceil"),
+        M::AvgPool3d(AvgPool3dOpIr {
+            x: g.inp(&[2, 1, 5, 7, 7], d),
+            kernel_size: [2, 2, 3],
+            stride: [2, 3, 2],
+            padding: [1, 0, 1],
+            dilation: [1, 2, 2],
+            count_include_pad: false,
+            ceil_mode: true,
+            out: g.out(&[2, 1, 4, 2, 3], d),
+        }),
+    ));
+    let d = g.fd();
+    v.push((
+        None,
+        M::AvgPool3dBackward(AvgPool3dBackwardOpIr {
+            x: g.inp(&[2, 1, 5, 7, 7], d),
+            grad: g.inp(&[2, 1, 4, 2, 3], d),
+            kernel_size: [2, 2, 3],
+            stride: [2, 3, 2],
+            padding: [1, 0, 1],
+            dilation: [1, 2, 2],
+            count_include_pad: false,
+            ceil_mode: true,
+            out: g.out(&[2, 1, 5, 7, 7], d),
+        }),
+    ));
+    let d = g.fd();
+    v.push((
+        None,
+        M::MaxPool3d(MaxPool3dOpIr {
+            x: g.inp(&[1, 3, 4, 8, 8], d),
+            kernel_size: [2, 2, 2],
+            stride: [2, 2, 2],
+            padding: [0, 0, 0],
+            dilation: [1, 1, 1],
+            ceil_mode: false,
+            out: g.out(&[1, 3, 2, 4, 4], d),
+        }),
+    ));
+    let (d, di) = (g.fd(), g.idt());
+    v.push((
+        None,
+        M::MaxPool3dWithIndices(MaxPool3dWithIndicesOpIr {
+            x: g.inp(&[2, 2, 5, 6, 7], d),
+            kernel_size: [3, 2, 3],
+            stride: [1, 2, 2],
+            padding: [1, 0, 1],
+            dilation: [1, 1, 2],
+            ceil_mode: true,
+            out: g.out(&[2, 2, 5, 3, 3], d),
+            out_indices: g.out(&[2, 2, 5, 3, 3], di),
+        }),
+    ));
+    let (d, di) = (g.fd(), g.idt());
+    v.push((
+        None,
+        M::MaxPool3dWithIndicesBackward(MaxPool3dWithIndicesBackwardOpIr {
+            x: g.inp(&[2, 2, 5, 6, 7], d),
+            grad: g.inp(&[2, 2, 5, 3, 3], d),
+            indices: g.inp(&[2, 2, 5, 3, 3], di),
+            kernel_size: [3, 2, 3],
+            stride: [1, 2, 2],
+            padding: [1, 0, 1],
+            dilation: [1, 1, 2],
+            ceil_mode: true,
+            out: g.out(&[2, 2, 5, 6, 7], d),
+        }),
+    ));
+}
+
+/// Interpolate options beyond the client's defaults (0.23 only): every coordinate transform
+/// (`TfCropAndResize` with its ROI and extrapolation value), every nearest rounding mode,
+/// non-default cubic options, `output_size` and `scale_factor` each `Some` and `None`.
+#[cfg(burn_023)]
+fn interpolate_023(g: &mut G, v: &mut Vec<(Option<String>, ModuleOperationIr)>) {
+    use CoordinateTransformModeIr as T;
+    use InterpolateModeIr as Mo;
+    use ModuleOperationIr as M;
+    use NearestRoundingModeIr as R;
+    let cubic = CubicOptionsIr { a: -0.75, exclude_outside: false };
+    let cases: [(&str, InterpolateOptionsIr); 8] = [
+        (
+            "nearest-pytorch-half-pixel-round-prefer-floor-scale",
+            InterpolateOptionsIr {
+                mode: Mo::Nearest,
+                coordinate_transform: T::PytorchHalfPixel,
+                nearest_mode: R::RoundPreferFloor,
+                cubic_options: cubic,
+                output_size: None,
+                scale_factor: Some([2.0, 1.5]),
+            },
+        ),
+        (
+            "nearest-half-pixel-symmetric-ceil",
+            InterpolateOptionsIr {
+                mode: Mo::Nearest,
+                coordinate_transform: T::HalfPixelSymmetric,
+                nearest_mode: R::Ceil,
+                cubic_options: cubic,
+                output_size: Some([8, 6]),
+                scale_factor: None,
+            },
+        ),
+        (
+            "nearest-exact-asymmetric-round-prefer-ceil-no-size",
+            InterpolateOptionsIr {
+                mode: Mo::NearestExact,
+                coordinate_transform: T::Asymmetric,
+                nearest_mode: R::RoundPreferCeil,
+                cubic_options: cubic,
+                output_size: None,
+                scale_factor: None,
+            },
+        ),
+        (
+            "bilinear-tf-crop-and-resize",
+            InterpolateOptionsIr {
+                mode: Mo::Bilinear,
+                coordinate_transform: T::TfCropAndResize { roi: [[0.125, 0.875], [-0.25, 1.0]], extrapolation_value: -1.5 },
+                nearest_mode: R::RoundPreferFloor,
+                cubic_options: cubic,
+                output_size: Some([8, 6]),
+                scale_factor: None,
+            },
+        ),
+        (
+            "nearest-tf-crop-and-resize-floor-scale",
+            InterpolateOptionsIr {
+                mode: Mo::Nearest,
+                coordinate_transform: T::TfCropAndResize { roi: [[0.0, 1.0], [0.0, 1.0]], extrapolation_value: 0.0 },
+                nearest_mode: R::Floor,
+                cubic_options: cubic,
+                output_size: None,
+                scale_factor: Some([2.0, 1.5]),
+            },
+        ),
+        (
+            "bicubic-exclude-outside-a-minus-half",
+            InterpolateOptionsIr {
+                mode: Mo::Bicubic,
+                coordinate_transform: T::HalfPixel,
+                nearest_mode: R::RoundPreferFloor,
+                cubic_options: CubicOptionsIr { a: -0.5, exclude_outside: true },
+                output_size: Some([8, 6]),
+                scale_factor: None,
+            },
+        ),
+        (
+            "bicubic-align-corners-scale-and-size",
+            InterpolateOptionsIr {
+                mode: Mo::Bicubic,
+                coordinate_transform: T::AlignCorners,
+                nearest_mode: R::RoundPreferFloor,
+                cubic_options: CubicOptionsIr { a: -0.625, exclude_outside: false },
+                output_size: Some([8, 6]),
+                scale_factor: Some([2.0, 1.5]),
+            },
+        ),
+        (
+            "lanczos3-pytorch-half-pixel-scale",
+            InterpolateOptionsIr {
+                mode: Mo::Lanczos3,
+                coordinate_transform: T::PytorchHalfPixel,
+                nearest_mode: R::RoundPreferFloor,
+                cubic_options: cubic,
+                output_size: None,
+                scale_factor: Some([2.0, 1.5]),
+            },
+        ),
+    ];
+    for (label, options) in cases {
+        let d = g.fd();
+        v.push((
+            l(label),
+            M::Interpolate(InterpolateOpIr {
+                x: g.inp(&[1, 3, 4, 4], d),
+                output_size: [8, 6],
+                options,
+                out: g.out(&[1, 3, 8, 6], d),
+            }),
+        ));
+    }
+    let d = g.fd();
+    v.push((
+        l("nearest-exact-tf-crop-and-resize-scale"),
+        M::InterpolateBackward(InterpolateBackwardOpIr {
+            x: g.inp(&[1, 3, 4, 4], d),
+            grad: g.inp(&[1, 3, 8, 6], d),
+            output_size: [8, 6],
+            options: InterpolateOptionsIr {
+                mode: Mo::NearestExact,
+                coordinate_transform: T::TfCropAndResize { roi: [[0.5, 0.25], [0.1, 0.9]], extrapolation_value: 3.0e38 },
+                nearest_mode: R::Ceil,
+                cubic_options: CubicOptionsIr { a: 0.0, exclude_outside: true },
+                output_size: None,
+                scale_factor: Some([2.0, 1.5]),
+            },
+            out: g.out(&[1, 3, 4, 4], d),
+        }),
+    ));
+}
+
+/// Attention with logsumexp and its backward (0.23 only), with both causal alignments.
+#[cfg(burn_023)]
+fn attention_023(g: &mut G, v: &mut Vec<(Option<String>, ModuleOperationIr)>) {
+    use ModuleOperationIr as M;
+    let d = g.fd();
+    v.push((
+        None,
+        M::AttentionWithLogsumexp(AttentionWithLogsumexpOpIr {
+            query: g.inp(&[2, 4, 16, 8], d),
+            key: g.inp(&[2, 4, 16, 8], d),
+            value: g.inp(&[2, 4, 16, 8], d),
+            options: AttentionOptionsIr { scale: None, softcap: None, is_causal: false, causal_alignment: CausalAlignment::BottomRight },
+            out: g.out(&[2, 4, 16, 8], d),
+            // Always F32, whatever the query dtype (burn-ir's builder).
+            logsumexp: g.out(&[2, 4, 16], DType::F32),
+        }),
+    ));
+    let d = g.fd();
+    v.push((
+        l("causal-top-left-scale-softcap"),
+        M::AttentionWithLogsumexp(AttentionWithLogsumexpOpIr {
+            query: g.inp(&[1, 2, 5, 4], d),
+            key: g.inp(&[1, 2, 7, 4], d),
+            value: g.inp(&[1, 2, 7, 3], d),
+            options: AttentionOptionsIr {
+                scale: Some(ScalarIr::Float(0.5)),
+                softcap: Some(ScalarIr::Float(50.0)),
+                is_causal: true,
+                causal_alignment: CausalAlignment::TopLeft,
+            },
+            out: g.out(&[1, 2, 5, 3], d),
+            logsumexp: g.out(&[1, 2, 5], DType::F32),
+        }),
+    ));
+    let d = g.fd();
+    v.push((
+        None,
+        M::AttentionBackward(Box::new(AttentionBackwardOpIr {
+            query: g.inp(&[1, 2, 5, 4], d),
+            key: g.inp(&[1, 2, 7, 4], d),
+            value: g.inp(&[1, 2, 7, 3], d),
+            out: g.inp(&[1, 2, 5, 3], d),
+            logsumexp: g.inp(&[1, 2, 5], DType::F32),
+            out_grad: g.inp(&[1, 2, 5, 3], d),
+            options: AttentionOptionsIr { scale: None, softcap: None, is_causal: true, causal_alignment: CausalAlignment::BottomRight },
+            query_grad: g.out(&[1, 2, 5, 4], d),
+            key_grad: g.out(&[1, 2, 7, 4], d),
+            value_grad: g.out(&[1, 2, 7, 3], d),
+        })),
+    ));
+    let d = g.fd();
+    v.push((
+        l("causal-top-left-scale"),
+        M::AttentionBackward(Box::new(AttentionBackwardOpIr {
+            query: g.inp(&[2, 1, 3, 8], d),
+            key: g.inp(&[2, 1, 6, 8], d),
+            value: g.inp(&[2, 1, 6, 8], d),
+            out: g.inp(&[2, 1, 3, 8], d),
+            logsumexp: g.inp(&[2, 1, 3], DType::F32),
+            out_grad: g.inp(&[2, 1, 3, 8], d),
+            options: AttentionOptionsIr {
+                scale: Some(ScalarIr::Float(0.35355339059327373)),
+                softcap: None,
+                is_causal: true,
+                causal_alignment: CausalAlignment::TopLeft,
+            },
+            query_grad: g.out(&[2, 1, 3, 8], d),
+            key_grad: g.out(&[2, 1, 6, 8], d),
+            value_grad: g.out(&[2, 1, 6, 8], d),
+        })),
+    ));
 }

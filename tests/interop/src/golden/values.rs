@@ -1,5 +1,10 @@
 //! Values for the non-operation kinds: tensor data, device settings, client frames, server frames
 //! and `/data` messages.
+//!
+//! Built with `cfg(burn_023)` (tests/interop-0.23), the `cfg(burn_023)` parts follow Burn
+//! 0.23.0-pre.1: canonical quantized layouts only (its `TensorData` checks them on decode),
+//! `Task::ReadTensors` and `Task::AllReduceLocal`, random-looking (bit 63) local transfer ids,
+//! and `TaskResponseContent::ReadTensors`.
 
 use super::mirror::*;
 use super::ops::{G, schemes};
@@ -36,12 +41,24 @@ fn pack_sub_byte(values: &[i8], bits: usize) -> Vec<u8> {
 
 /// Check a quantized `TensorData` decodes back to `values` through burn-std's own reader, and
 /// that its length is what burn-std says the scheme takes.
+/// The hand-packed `data` must be byte-for-byte what burn-std 0.23's own `TensorData::quantized`
+/// writes for the same codes and scales (the canonical layout a 0.23 peer accepts).
+#[cfg(burn_023)]
+fn check_canonical(data: &TensorData, values: &[i8], scales: &[f32]) {
+    let DType::QFloat(scheme) = data.dtype() else { panic!("not quantized") };
+    let own = TensorData::quantized(values.to_vec(), data.shape().clone(), scheme, scales, None);
+    assert_eq!(own.as_bytes(), data.as_bytes(), "hand-packed {scheme:?} differs from burn-std's layout");
+}
+
 fn check_quantized(data: &TensorData, values: &[i8]) {
     let DType::QFloat(scheme) = data.dtype() else { panic!("not quantized") };
     let q = QuantizedBytes { bytes: data.bytes().clone(), scheme, shape: data.shape().clone() };
     let (decoded, _scales) = q.into_vec_i8();
     assert_eq!(decoded, values, "quantized values do not read back for {scheme:?}");
     let expected = burn_std::quantized_data_len(&scheme, data.shape());
+    // 0.23's TensorData only decodes the canonical length (`try_quantized_data_len`).
+    #[cfg(burn_023)]
+    assert_eq!(data.bytes().len(), expected, "quantized {scheme:?} {:?} is not canonical", data.shape().as_slice());
     if data.bytes().len() != expected {
         // Not fatal: TensorData::quantized pads the values to QPARAM_ALIGN before the scales,
         // which quantized_data_len does not count. Reported so the difference is visible.
@@ -185,6 +202,8 @@ pub fn tensor_data() -> Vec<(String, TensorData)> {
     bytes.extend_from_slice(&0.25f32.to_le_bytes());
     let d = TensorData::from_bytes_vec(bytes, [2, 8], DType::QFloat(q4s));
     check_quantized(&d, &vals);
+    #[cfg(burn_023)]
+    check_canonical(&d, &vals, &[0.25]);
     push("QFloat/q4s-packedu32-tensor", d);
 
     let q4s_block = QuantScheme::default()
@@ -198,6 +217,8 @@ pub fn tensor_data() -> Vec<(String, TensorData)> {
     }
     let d = TensorData::from_bytes_vec(bytes, [16], DType::QFloat(q4s_block));
     check_quantized(&d, &vals);
+    #[cfg(burn_023)]
+    check_canonical(&d, &vals, &[0.5, 2.0]);
     push("QFloat/q4s-packedu32-block8-f16", d);
 
     let q2s = QuantScheme::default()
@@ -209,6 +230,8 @@ pub fn tensor_data() -> Vec<(String, TensorData)> {
     bytes.extend_from_slice(&0.75f32.to_le_bytes());
     let d = TensorData::from_bytes_vec(bytes, [2, 16], DType::QFloat(q2s));
     check_quantized(&d, &vals);
+    #[cfg(burn_023)]
+    check_canonical(&d, &vals, &[0.75]);
     push("QFloat/q2s-packedu32-tensor", d);
 
     v
@@ -431,7 +454,14 @@ pub fn frames() -> Vec<(String, Vec<RemoteMessage>)> {
         }),
     );
     v.push(("Task.RegisterOperation".into(), vec![msg(Task::RegisterOperation(sid(1), op))]));
+    #[cfg(not(burn_023))]
     let op = OperationIr::Distributed(DistributedOperationIr::SyncCollective);
+    // 0.23 has no `Distributed` category: one of its new leaves instead.
+    #[cfg(burn_023)]
+    let op = OperationIr::Float(
+        DType::F16,
+        FloatOperationIr::FmodScalar(ScalarOpIr { lhs: g.inp(&[3], DType::F16), rhs: ScalarIr::Float(1.5), out: g.out(&[3], DType::F16) }),
+    );
     v.push(("Task.RegisterOperation/big-stream".into(), vec![msg(Task::RegisterOperation(big_stream, op))]));
 
     let bindings = GraphBindings {
@@ -499,26 +529,35 @@ pub fn frames() -> Vec<(String, Vec<RemoteMessage>)> {
             target: PeerId::WebSocket(Address::from("wss://node-b.example")),
         })],
     ));
+    #[cfg(not(burn_023))]
+    let local_transfer = LocalTransferId(0x1_0000_0005);
+    // Random in 0.23 (`LocalTransferId::random`): a full 64-bit value.
+    #[cfg(burn_023)]
+    let local_transfer = LocalTransferId(0xC3A5_9E37_79B9_7F4A);
     v.push((
         "Task.ExposeTensorLocal".into(),
         vec![msg(Task::ExposeTensorLocal {
             stream_id: sid(5),
             tensor: rt(11, &[3, 0, 2], TensorStatus::ReadWrite, DType::BF16),
-            transfer_id: LocalTransferId(0x1_0000_0005),
+            transfer_id: local_transfer,
         })],
     ));
     v.push((
         "Task.RegisterTensorLocal".into(),
-        vec![msg(Task::RegisterTensorLocal { stream_id: sid(6), transfer_id: LocalTransferId(0x1_0000_0005), new_id: TensorId::new(12) })],
+        vec![msg(Task::RegisterTensorLocal { stream_id: sid(6), transfer_id: local_transfer, new_id: TensorId::new(12) })],
     ));
+    #[cfg(not(burn_023))]
     v.push((
         "Task.ReadTensor".into(),
         vec![msg(Task::ReadTensor(5, sid(1), rt(3, &[2, 3], TensorStatus::ReadOnly, DType::F32)))],
     ));
+    #[cfg(not(burn_023))]
     v.push((
         "Task.ReadTensor/readwrite-qfloat".into(),
         vec![msg(Task::ReadTensor(u64::MAX, big_stream, rt(1 << 63, &[2, 8, 64], TensorStatus::ReadWrite, DType::QFloat(schemes()[2].1))))],
     ));
+    #[cfg(burn_023)]
+    frames_023(&mut v, session, big_stream);
     v.push(("Task.SyncBackend".into(), vec![msg(Task::SyncBackend(6, sid(1)))]));
     v.push(("Task.SyncBackend/big-stream".into(), vec![msg(Task::SyncBackend(0, big_stream))]));
     v.push(("Task.DTypeUsage".into(), vec![msg(Task::DTypeUsage(0, DType::F32))]));
@@ -546,6 +585,10 @@ pub fn frames() -> Vec<(String, Vec<RemoteMessage>)> {
     let o = rt(BATCH_OUT, &[1], TensorStatus::NotInit, f);
     let mut o_ro = o.clone();
     o_ro.status = TensorStatus::ReadOnly;
+    #[cfg(not(burn_023))]
+    let read = msg(Task::ReadTensor(12, sid(1), o_ro));
+    #[cfg(burn_023)]
+    let read = msg(Task::ReadTensors(12, sid(1), vec![o_ro]));
     v.push((
         "Batch/3ops-read".into(),
         vec![
@@ -555,7 +598,7 @@ pub fn frames() -> Vec<(String, Vec<RemoteMessage>)> {
                 OperationIr::Activation(ActivationOperationIr::Relu(UnaryOpIr { input: c_rw, out: e })),
             )),
             msg(Task::RegisterOperation(sid(1), OperationIr::NumericFloat(f, NumericOperationIr::Sum(ReduceOpIr { input: e_rw, out: o })))),
-            msg(Task::ReadTensor(12, sid(1), o_ro)),
+            read,
         ],
     ));
     let t = TensorId::new(0x1_0000_0100);
@@ -614,27 +657,35 @@ pub fn responses() -> Vec<(String, TaskResponse)> {
         "InitRefused/IncompatibleProtocol".into(),
         resp(C::InitRefused(SessionRefusal::IncompatibleProtocol { server_version: PROTOCOL_VERSION }), 0),
     ));
+    #[cfg(not(burn_023))]
     v.push(("ReadTensor/Ok".into(), resp(C::ReadTensor(Ok(TensorData::new(vec![1.0f32, 2.0], [2]))), 7)));
+    #[cfg(not(burn_023))]
     v.push((
         "ReadTensor/Ok-bool-2x2".into(),
         resp(C::ReadTensor(Ok(TensorData::new(vec![true, false, false, true], [2, 2]))), 0x1_0000_0000),
     ));
+    #[cfg(not(burn_023))]
     v.push((
         "ReadTensor/Ok-empty-i64".into(),
         resp(C::ReadTensor(Ok(TensorData::new(Vec::<i64>::new(), [0]))), u64::MAX),
     ));
+    #[cfg(not(burn_023))]
     v.push((
         "ReadTensor/Err-WithContext".into(),
         resp(C::ReadTensor(Err(ExecutionError::with_context("tensor 3 was never registered"))), 8),
     ));
+    #[cfg(not(burn_023))]
     v.push((
         "ReadTensor/Err-Generic".into(),
         resp(C::ReadTensor(Err(ExecutionError::generic("CUDA error: out of memory (ünïcödé)"))), 9),
     ));
+    #[cfg(not(burn_023))]
     v.push((
         "ReadTensor/Err-DevicePoisoned".into(),
         resp(C::ReadTensor(Err(ExecutionError::device_poisoned("illegal memory access"))), 10),
     ));
+    #[cfg(burn_023)]
+    responses_023(&mut v);
     v.push(("SyncBackend/Ok".into(), resp(C::SyncBackend(Ok(())), 11)));
     v.push(("SyncBackend/Err".into(), resp(C::SyncBackend(Err(ExecutionError::with_context(""))), 12)));
     let usages: [(&str, DTypeUsageSet); 5] = [
@@ -680,4 +731,93 @@ pub fn data_messages() -> Vec<(String, ExternalCommMessage)> {
         ),
         ("Tensor/empty-f16".into(), ExternalCommMessage::Tensor(TensorData::new(Vec::<f16>::new(), [3, 0]))),
     ]
+}
+
+/// The 0.23 tasks: `ReadTensors` with 0, 1 and several tensors, and `AllReduceLocal`.
+#[cfg(burn_023)]
+fn frames_023(v: &mut Vec<(String, Vec<RemoteMessage>)>, session: SessionId, big_stream: StreamId) {
+    use burn_backend::distributed::ReduceOperation;
+    v.push((
+        "Task.ReadTensors".into(),
+        vec![msg(Task::ReadTensors(5, sid(1), vec![rt(3, &[2, 3], TensorStatus::ReadOnly, DType::F32)]))],
+    ));
+    v.push(("Task.ReadTensors/empty".into(), vec![msg(Task::ReadTensors(0, sid(1), vec![]))]));
+    v.push((
+        "Task.ReadTensors/several-mixed".into(),
+        vec![msg(Task::ReadTensors(
+            u64::MAX,
+            big_stream,
+            vec![
+                rt(1 << 63, &[2, 8, 64], TensorStatus::ReadWrite, DType::QFloat(schemes()[2].1)),
+                rt(0x1_0000_0003, &[], TensorStatus::ReadOnly, DType::I64),
+                rt(7, &[3, 0], TensorStatus::ReadOnly, DType::Bool(BoolStore::U8)),
+                rt(u64::MAX - 4, &[4, 4], TensorStatus::ReadWrite, DType::BF16),
+            ],
+        ))],
+    ));
+    v.push((
+        "Task.AllReduceLocal".into(),
+        vec![msg(Task::AllReduceLocal {
+            stream_id: sid(3),
+            part: LocalAllReducePart {
+                tensor: rt(0x1_0000_0021, &[4, 4], TensorStatus::ReadWrite, DType::F32),
+                out: TensorId::new(0x1_0000_0022),
+                collective: LocalCollectiveId(0x9E37_79B9_7F4A_7C15),
+                member: 0,
+                sessions: vec![session, SessionId { id: 0xFEDC_BA98_7654_3210 }],
+                op: ReduceOperation::Sum,
+            },
+        })],
+    ));
+    v.push((
+        "Task.AllReduceLocal/mean-member2-of-3".into(),
+        vec![msg(Task::AllReduceLocal {
+            stream_id: big_stream,
+            part: LocalAllReducePart {
+                tensor: rt(1 << 63 | 0x31, &[1024], TensorStatus::ReadOnly, DType::BF16),
+                out: TensorId::new(u64::MAX - 0x32),
+                collective: LocalCollectiveId(0x5DEE_CE66_D1CE_4E5B),
+                member: 2,
+                sessions: vec![SessionId { id: 1 }, SessionId { id: 0x8000_0000_0000_0002 }, session],
+                op: ReduceOperation::Mean,
+            },
+        })],
+    ));
+}
+
+/// The 0.23 read answers: `ReadTensors` with 0, 1 and several tensors, and every error.
+#[cfg(burn_023)]
+fn responses_023(v: &mut Vec<(String, TaskResponse)>) {
+    use TaskResponseContent as C;
+    v.push(("ReadTensors/Ok".into(), resp(C::ReadTensors(Ok(vec![TensorData::new(vec![1.0f32, 2.0], [2])])), 7)));
+    v.push(("ReadTensors/Ok-empty".into(), resp(C::ReadTensors(Ok(vec![])), 0)));
+    let sch = schemes();
+    let q8 = sch.iter().find(|(l, _)| *l == "q8s-tensor-f32").unwrap().1;
+    let quantized = TensorData::quantized(vec![-127i8, 0, 64, 127], [2, 2], q8, &[0.05], None);
+    check_quantized(&quantized, &[-127, 0, 64, 127]);
+    v.push((
+        "ReadTensors/Ok-several".into(),
+        resp(
+            C::ReadTensors(Ok(vec![
+                TensorData::new(vec![true, false, false, true], [2, 2]),
+                TensorData::new(Vec::<i64>::new(), [0]),
+                TensorData::new(vec![f16::from_f32(0.5), f16::from_f32(-2.0), f16::MAX], [3, 1]),
+                quantized,
+            ])),
+            0x1_0000_0000,
+        ),
+    ));
+    v.push(("ReadTensors/Ok-bool-2x2".into(), resp(C::ReadTensors(Ok(vec![TensorData::new(vec![true, false, false, true], [2, 2])])), u64::MAX)));
+    v.push((
+        "ReadTensors/Err-WithContext".into(),
+        resp(C::ReadTensors(Err(ExecutionError::with_context("tensor 3 was never registered"))), 8),
+    ));
+    v.push((
+        "ReadTensors/Err-Generic".into(),
+        resp(C::ReadTensors(Err(ExecutionError::generic("CUDA error: out of memory (ünïcödé)"))), 9),
+    ));
+    v.push((
+        "ReadTensors/Err-DevicePoisoned".into(),
+        resp(C::ReadTensors(Err(ExecutionError::device_poisoned("illegal memory access"))), 10),
+    ));
 }
