@@ -74,7 +74,9 @@ TaskRunner::TaskRunner(std::uint64_t session_id, std::uint32_t device_index,
       respond_(std::move(respond)),
       graphs_(services.limits.max_graphs_per_session) {
   const ir::ProtocolProfile* profile = ir::find_profile(services_.protocol);
-  if (profile && profile->canonical_quantized_only) executor_->canonical_quantized_reads(true);
+  if (profile) {
+    executor_->set_quant_rules({profile->canonical_quantized_only, profile->quantize_ties_to_even});
+  }
 }
 
 TaskRunner::~TaskRunner() {

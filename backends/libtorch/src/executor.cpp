@@ -178,7 +178,7 @@ Result<ir::TensorData> LibTorchExecutor::read_tensor(const ir::TensorIr& t) {
   return aten_guard(fmt::format("reading tensor #{}", t.id.value), [&]() -> Result<ir::TensorData> {
     if (q) {
       // Read as stored, whatever scheme the read names (as Burn's backends answer).
-      if (t.dtype.is_quantized()) return quant::to_data(*q, canonical_quantized_);
+      if (t.dtype.is_quantized()) return quant::to_data(*q, quant_rules_.canonical_layout);
       if (!t.dtype.is_float()) {
         return make_error(ErrorCode::kInvalidArgument, "tensor #{} is quantized ({}), read as {}",
                           t.id.value, quant::describe(q->scheme), t.dtype.name());
@@ -215,9 +215,10 @@ Status LibTorchExecutor::execute(const ir::OperationIr& op) {
   if (!resolved) return commit(op, nullptr, &resolved.error(), inherited);
   std::optional<QuantRewrite> rewrite;
   if (QuantRewrite::needed(op, scratch_->resolved, scratch_->outputs)) {
-    rewrite.emplace(op, scratch_->resolved);
+    rewrite.emplace(op, scratch_->resolved, quant_encoding());
   }
   Context ctx(rewrite ? rewrite->plain() : op, device_, generator_, custom_ops_.get());
+  ctx.quant_encoding = quant_encoding();
   ScratchLease<Scratch, Context> lease(*scratch_, ctx);
   const Status ran = run(ctx, rewrite ? &*rewrite : nullptr);
   return commit(op, &ctx, ran ? nullptr : &ran.error(), inherited);

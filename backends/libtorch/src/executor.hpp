@@ -61,7 +61,11 @@ class LibTorchExecutor final : public Executor {
   Status register_tensor(ir::TensorId id, const ir::TensorData& data) override;
   Status register_alias(ir::TensorId new_id, ir::TensorId src) override;
   Result<ir::TensorData> read_tensor(const ir::TensorIr& tensor) override;
-  void canonical_quantized_reads(bool on) override { canonical_quantized_ = on; }
+  void set_quant_rules(const QuantRules& rules) override { quant_rules_ = rules; }
+  quant::Encoding quant_encoding() const {
+    return quant_rules_.divide_ties_to_even ? quant::Encoding::kDivideHalfEven
+                                            : quant::Encoding::kMulInverseHalfAway;
+  }
   Status execute(const ir::OperationIr& op) override;
   Status sync() override;
   void fail(const Error& error, const std::vector<ir::TensorId>& poisoned) override;
@@ -106,7 +110,7 @@ class LibTorchExecutor final : public Executor {
   at::Device device_;
   std::shared_ptr<const CustomOpRegistry> custom_ops_;
   at::Generator generator_;
-  bool canonical_quantized_ = false;  // protocol 6: quantized reads in the canonical layout only
+  QuantRules quant_rules_;
   HandleTable handles_;
   FailureLog failures_;
   std::unordered_map<std::uint64_t, std::chrono::steady_clock::time_point> windows_;

@@ -46,10 +46,12 @@ class LibTorchExecutor::Context final : public OpContext, public quant::QuantIo 
   // Outputs declared quantized, computed in float and requantized after the lowering.
   std::vector<std::pair<std::uint64_t, quant::QTensor>> requantized;
   std::vector<std::pair<std::uint64_t, const quant::QTensor*>> quantized_inputs;
+  quant::Encoding quant_encoding = quant::Encoding::kMulInverseHalfAway;
 
   bool produced_output(std::uint64_t id) const;
   const quant::QTensor* quantized(const ir::TensorIr& t) const override;
   Status store_quantized(const ir::TensorIr& t, quant::QTensor value) override;
+  quant::Encoding encoding() const override { return quant_encoding; }
 
  protected:
   void store(const ir::TensorIr& t, at::Tensor value, const ir::DType& held) override;
@@ -71,7 +73,8 @@ class QuantRewrite {
   static bool needed(const ir::OperationIr& op, const std::vector<const Handle*>& resolved,
                      const TensorIrs& outputs);
 
-  QuantRewrite(const ir::OperationIr& op, const std::vector<const Handle*>& resolved);
+  QuantRewrite(const ir::OperationIr& op, const std::vector<const Handle*>& resolved,
+               quant::Encoding encoding);
   // The op as it runs: the original with its quantized tensors made float.
   const ir::OperationIr& plain() const { return plain_; }
   const TensorIrs& plain_outputs() const { return plain_outputs_; }
@@ -93,6 +96,7 @@ class QuantRewrite {
   ir::DType compute_ = ir::DTypeKind::F32;
   bool quantize_op_ = false;
   bool dequantize_op_ = false;
+  quant::Encoding encoding_;
   std::vector<at::Tensor> dequantized_;  // reserved up front: ctx.inputs point into it
 };
 

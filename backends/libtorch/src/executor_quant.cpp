@@ -56,11 +56,13 @@ bool QuantRewrite::needed(const ir::OperationIr& op, const std::vector<const Han
   return is_tagged(op) && !quantize_op && !dequantize_op;
 }
 
-QuantRewrite::QuantRewrite(const ir::OperationIr& op, const std::vector<const Handle*>& resolved)
+QuantRewrite::QuantRewrite(const ir::OperationIr& op, const std::vector<const Handle*>& resolved,
+                           quant::Encoding encoding)
     : resolved_(resolved),
       plain_(op),
       quantize_op_(op.kind == ir::OpKind::Float_Quantize),
-      dequantize_op_(op.kind == ir::OpKind::Float_Dequantize) {
+      dequantize_op_(op.kind == ir::OpKind::Float_Dequantize),
+      encoding_(encoding) {
   if (ir::category_has_dtype(op.category()) && op.dtype.is_float()) compute_ = op.dtype;
   if (is_tagged(op) && !quantize_op_ && !dequantize_op_) plain_.dtype = compute_;
   std::vector<bool> quantized_inputs(resolved.size());
@@ -128,9 +130,9 @@ Status QuantRewrite::requantize(const TensorIrs& outputs, const std::vector<Prod
         quant::QTensor like = *source;
         if (like.scheme != scheme) like.packing = quant::Packing::kPerLine;
         like.scheme = scheme;
-        q = quant::requantize_like(*value, like);
+        q = quant::requantize_like(*value, like, encoding_);
       } else {
-        q = quant::quantize_dynamic(*value, scheme);
+        q = quant::quantize_dynamic(*value, scheme, encoding_);
       }
       if (!q) return with_context(q.error(), fmt::format("requantizing output #{}", o->id.value));
       out.emplace_back(o->id.value, std::move(q).value());

@@ -26,8 +26,8 @@ Status lower_Float_Quantize(OpContext& ctx, const ir::QuantizeOpIr& p) {
   }
   std::optional<at::Tensor> global;
   if (p.qparams.global) global = ctx.in(*p.qparams.global);
-  TB_TRY_ASSIGN(auto q,
-                quant::quantize(ctx.in(p.tensor), p.scheme, ctx.in(p.qparams.scales), global));
+  TB_TRY_ASSIGN(auto q, quant::quantize(ctx.in(p.tensor), p.scheme, ctx.in(p.qparams.scales),
+                                        global, io->encoding()));
   if (!same_shape(q.values.sizes(), p.out.shape.dims)) {
     return ctx.invalid("output #{} is declared [{}], the input has shape {}", p.out.id.value,
                        fmt::join(p.out.shape.dims, ", "), shape_string(q.values.sizes()));

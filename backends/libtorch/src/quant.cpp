@@ -162,9 +162,15 @@ at::Tensor plain_values(const QTensor& q) {
   return q.values.is_quantized() ? q.values.int_repr() : q.values;
 }
 
+// Round half to even (torch's round is nearbyint), NaN as 0 (`as i8`); the values are clamped.
+at::Tensor round_even_int8(const at::Tensor& clamped) {
+  return at::nan_to_num(at::round(clamped), 0.0).to(at::kChar);
+}
+
 // Quantizes with the scales as given (no rounding onto the scale dtype).
 Result<QTensor> quantize_with(const at::Tensor& x, const QuantScheme& scheme,
-                              const std::vector<float>& scales, std::optional<float> global) {
+                              const std::vector<float>& scales, std::optional<float> global,
+                              Encoding encoding) {
   if (scheme.mode == QuantMode::Lookup) {
     return make_error(ErrorCode::kUnsupported,
                       "{}: a lookup scheme maps values through a table Burn's IR does not carry",
@@ -187,21 +193,29 @@ Result<QTensor> quantize_with(const at::Tensor& x, const QuantScheme& scheme,
       }
     }
   }
-  // burn-flex: inv_scale = 1 / (multiplier * scale), x * inv_scale.
+  // burn-flex 0.22.1: x * (1 / (multiplier * scale)); 0.23: x / (multiplier * scale), clamped,
+  // then rounded half to even.
+  const bool divide = encoding == Encoding::kDivideHalfEven;
   const float multiplier = global.value_or(1.0f);
-  std::vector<float> inv(scales.size());
-  for (std::size_t i = 0; i < scales.size(); ++i) inv[i] = 1.0f / (multiplier * scales[i]);
+  std::vector<float> factor(scales.size());
+  for (std::size_t i = 0; i < scales.size(); ++i) {
+    factor[i] = divide ? multiplier * scales[i] : 1.0f / (multiplier * scales[i]);
+  }
   const auto dev = at::TensorOptions().dtype(at::kFloat).device(x.device());
-  const at::Tensor inv_grid = at::tensor(inv, at::kFloat).reshape(grid).to(x.device());
-  const at::Tensor scaled = x.to(dev) * expand_grid(inv_grid, shape, scheme);
+  const at::Tensor factor_grid =
+      expand_grid(at::tensor(factor, at::kFloat).reshape(grid).to(x.device()), shape, scheme);
+  const at::Tensor scaled = divide ? x.to(dev) / factor_grid : x.to(dev) * factor_grid;
   const auto [lo, hi] = value_range(scheme.value);
 
   QTensor q;
   q.scheme = scheme;
   q.scales = at::tensor(scales, at::kFloat).reshape(grid).to(x.device());
   q.global = global;
-  q.values = is_minifloat(scheme.value) ? encode_codes(scaled, scheme.value, lo, hi)
-                                        : round_clamp_int8(scaled, lo, hi);
+  if (is_minifloat(scheme.value)) {
+    q.values = encode_codes(scaled, scheme.value, lo, hi);
+  } else {
+    q.values = divide ? round_even_int8(scaled.clamp(lo, hi)) : round_clamp_int8(scaled, lo, hi);
+  }
   q.values = as_torch(q.values, scheme, q.scales);
   return q;
 }
@@ -371,7 +385,7 @@ Result<at::Tensor> dequantize(const QTensor& q) {
 }
 
 Result<QTensor> quantize(const at::Tensor& x, const QuantScheme& scheme, const at::Tensor& scales,
-                         const std::optional<at::Tensor>& global) {
+                         const std::optional<at::Tensor>& global, Encoding encoding) {
   const auto gd = global_dtype(scheme);
   if (gd && !global) {
     return make_error(ErrorCode::kInvalidArgument,
@@ -393,11 +407,12 @@ Result<QTensor> quantize(const at::Tensor& x, const QuantScheme& scheme, const a
     }
     g = validated(gv[0], *gd);
   }
-  return quantize_with(x, scheme, s, g);
+  return quantize_with(x, scheme, s, g, encoding);
 }
 
-Result<QTensor> quantize_dynamic(const at::Tensor& x, const QuantScheme& scheme) {
-  if (scheme.mode == QuantMode::Lookup) return quantize_with(x, scheme, {}, std::nullopt);
+Result<QTensor> quantize_dynamic(const at::Tensor& x, const QuantScheme& scheme,
+                                 Encoding encoding) {
+  if (scheme.mode == QuantMode::Lookup) return quantize_with(x, scheme, {}, std::nullopt, encoding);
   const auto shape = x.sizes().vec();
   const auto [lo, hi] = value_range(scheme.value);
   const float range = hi - lo;
@@ -407,7 +422,7 @@ Result<QTensor> quantize_dynamic(const at::Tensor& x, const QuantScheme& scheme)
   const ScaleDtype sd = scale_dtype(scheme);
   if (!scheme.block) {
     const float alpha = mag.numel() ? mag.max().item<float>() : 0.0f;
-    return quantize_with(x, scheme, {validated(2.0f * alpha / range, sd)}, std::nullopt);
+    return quantize_with(x, scheme, {validated(2.0f * alpha / range, sd)}, std::nullopt, encoding);
   }
   const auto block = block_dims(scheme.block->size, shape.size());
   std::vector<std::int64_t> split;
@@ -441,16 +456,21 @@ Result<QTensor> quantize_dynamic(const at::Tensor& x, const QuantScheme& scheme)
     for (std::size_t i = 0; i < alpha.size(); ++i)
       scales[i] = validated(2.0f * alpha[i] / range, sd);
   }
-  return quantize_with(x, scheme, scales, global);
+  return quantize_with(x, scheme, scales, global, encoding);
 }
 
-Result<QTensor> requantize_like(const at::Tensor& x, const QTensor& like) {
+Result<QTensor> requantize_like(const at::Tensor& x, const QTensor& like, Encoding encoding) {
   QTensor q;
-  if (const auto scale = torch_scale(like.scheme, like.scales)) {
+  // torch's own quantize (a multiply by the inverse scale) stays 0.22.1's path; values that only
+  // moved come back to their own codes either way.
+  const auto scale = encoding == Encoding::kMulInverseHalfAway
+                         ? torch_scale(like.scheme, like.scales)
+                         : std::nullopt;
+  if (scale) {
     q = like;
     q.values = at::quantize_per_tensor(x.to(at::kFloat), *scale, 0, at::kQInt8);
   } else {
-    TB_TRY_ASSIGN(q, quantize_with(x, like.scheme, floats_of(like.scales), like.global));
+    TB_TRY_ASSIGN(q, quantize_with(x, like.scheme, floats_of(like.scales), like.global, encoding));
     q.scales = like.scales;
   }
   q.params = like.params;

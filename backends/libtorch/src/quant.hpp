@@ -73,6 +73,11 @@ float round_up_scale(float scale, ir::ScaleDtype dtype);
 float decode_minifloat(ir::QuantValue kind, std::uint8_t code);
 std::uint8_t encode_minifloat(ir::QuantValue kind, float value);
 
+// How values become integer codes. burn-flex 0.22.1 multiplies by 1 / scale and rounds half away
+// from zero; burn-flex 0.23 divides by the scale and rounds half to even, as GPU kernels round. A
+// session keeps to its Burn version's (Executor::QuantRules).
+enum class Encoding : std::uint8_t { kMulInverseHalfAway, kDivideHalfEven };
+
 // RegisterTensor / ReadTensor of QFloat data.
 Result<QTensor> from_data(const ir::TensorData& data, const at::Device& device);
 // `canonical`: in the layout burn-std 0.23 checks (per-line packing, scales in the packed order)
@@ -84,12 +89,15 @@ Result<at::Tensor> dequantize(const QTensor& q);
 // Burn's quantize with given scales (`scales` in params_shape, `global` [1] for a two-level
 // scheme).
 Result<QTensor> quantize(const at::Tensor& x, const ir::QuantScheme& scheme,
-                         const at::Tensor& scales, const std::optional<at::Tensor>& global);
+                         const at::Tensor& scales, const std::optional<at::Tensor>& global,
+                         Encoding encoding = Encoding::kMulInverseHalfAway);
 // Burn's quantize_dynamic: scales from each block's largest magnitude.
-Result<QTensor> quantize_dynamic(const at::Tensor& x, const ir::QuantScheme& scheme);
+Result<QTensor> quantize_dynamic(const at::Tensor& x, const ir::QuantScheme& scheme,
+                                 Encoding encoding = Encoding::kMulInverseHalfAway);
 // `x` requantized with the scales (and layout) of `like`: the inverse of dequantize(like) for
 // values that only moved.
-Result<QTensor> requantize_like(const at::Tensor& x, const QTensor& like);
+Result<QTensor> requantize_like(const at::Tensor& x, const QTensor& like,
+                                Encoding encoding = Encoding::kMulInverseHalfAway);
 QTensor to_device(const QTensor& q, const at::Device& device);
 
 // A quantized tensor on its way to another device: its values dequantized by torch, and what it
@@ -110,6 +118,8 @@ class QuantIo {
   // The quantized tensor behind an input; nullptr when it holds plain values.
   virtual const QTensor* quantized(const ir::TensorIr& t) const = 0;
   virtual Status store_quantized(const ir::TensorIr& t, QTensor value) = 0;
+  // The session's encoding (Executor::QuantRules).
+  virtual Encoding encoding() const = 0;
 };
 
 }  // namespace tb::backend::libtorch::quant

@@ -295,7 +295,7 @@ TEST_F(Quant, CanonicalReadsRewriteOtherLayouts) {
       TensorId{1}, TensorData{Bytes::from_vector(unpadded), {2, 3}, DType::qfloat(q8)}));
   ASSERT_TRUE(exec->register_tensor(
       TensorId{2}, TensorData{Bytes::from_vector(canonical), {2, 3}, DType::qfloat(q8)}));
-  exec->canonical_quantized_reads(true);
+  exec->set_quant_rules({/*canonical_layout=*/true, /*divide_ties_to_even=*/false});
   const auto read = exec->read_tensor(tir(1, {2, 3}, DType::qfloat(q8), TensorStatus::ReadOnly));
   ASSERT_TRUE(read) << read.error().what();
   EXPECT_EQ(read.value().bytes, Bytes::from_vector(canonical));
@@ -452,6 +452,30 @@ TEST_F(QuantizedInputs, FloatOpsDequantizeOnDemand) {
   EXPECT_EQ(get(tir(7, {1}, DTypeKind::I64)), (std::vector<double>{2}));
   // The quantized tensor itself is untouched.
   EXPECT_NE(torch_exec(*exec).stored_quantized(1), nullptr);
+}
+
+// burn-flex 0.22.1 quantizes x * (1 / scale) rounded half away from zero, 0.23 x / scale rounded
+// half to even: a session keeps to its Burn version's rule (Executor::QuantRules), in Quantize and
+// where an op's quantized output is requantized.
+TEST_F(QuantizedInputs, QuantizeRoundsAsTheSessionsBurnVersion) {
+  const QuantScheme b =
+      make_scheme(QuantValue::Q8S, {QuantStoreKind::Native, 0}, std::nullopt, {5}, ScaleDtype::F32);
+  // Over the scale 0.25: 0.5, 1.5, -2.5, 6.5, -0.5, every one a tie.
+  const std::vector<double> x = {0.125, 0.375, -0.625, 1.625, -0.125};
+  const std::vector<double> away = {0.25, 0.5, -0.75, 1.75, -0.25};
+  const std::vector<double> even = {0, 0.5, -0.5, 1.5, 0};
+  std::uint64_t id = 1;
+  for (const bool ties_to_even : {false, true}) {
+    exec->set_quant_rules({false, ties_to_even});
+    const auto in = tir(id++, {5});
+    put(in, x);
+    const auto scales = tir(id++, {1});
+    put(scales, {0.25});
+    const auto q = out(id++, {5}, DType::qfloat(b));
+    run(make_op<OpKind::Float_Quantize>(
+        QuantizeOpIr{in, QuantizationParametersIr{scales, std::nullopt}, b, q}, DTypeKind::F32));
+    expect_near(get(tir(q.id.value, {5})), ties_to_even ? even : away, 0);
+  }
 }
 
 TEST_F(QuantizedInputs, ReadingAsAnIntegerOrReadingFloatsAsQuantizedIsAnError) {

@@ -49,9 +49,17 @@ class Executor {
   virtual Status register_alias(ir::TensorId new_id, ir::TensorId src) = 0;
   // The tensor in the dtype and shape `tensor` declares, honouring its status (ReadWrite frees).
   virtual Result<ir::TensorData> read_tensor(const ir::TensorIr& tensor) = 0;
-  // From now on, quantized data is read (and exposed) in burn-std's canonical layout only,
-  // whatever layout it was registered in: Burn 0.23's client rejects any other (protocol 6).
-  virtual void canonical_quantized_reads(bool on) { (void)on; }
+  // How this session's quantized tensors behave, where Burn's versions differ (the bridge sets it
+  // from the session's protocol profile before the first op).
+  struct QuantRules {
+    // Reads (and exposures) in burn-std's canonical layout only, whatever layout the data was
+    // registered in: Burn 0.23's client rejects any other.
+    bool canonical_layout = false;
+    // Quantize as burn-flex 0.23 does, x / scale rounded half to even; otherwise as 0.22.1 does,
+    // x * (1 / scale) rounded half away from zero.
+    bool divide_ties_to_even = false;
+  };
+  virtual void set_quant_rules(const QuantRules& rules) { (void)rules; }
   // Runs one op. A failure poisons the op's outputs and is recorded for the next sync; the
   // returned Status is for logging and metrics only.
   virtual Status execute(const ir::OperationIr& op) = 0;

@@ -5,7 +5,8 @@
 //
 // What a row decides, and where the rest of a version lives:
 // - framing: how the messages after the handshake travel (the handshake is bare in every version);
-// - quantized data: whether only the canonical layout may be sent (0.23's TensorData checks it);
+// - quantized data: whether only the canonical layout may be sent (0.23's TensorData checks it),
+//   and how values round to codes (the reference backend's rule changed in 0.23);
 // - the message set and the leaf set: the Wire columns of TB_TASKS (protocol.hpp) and of the op
 //   tables (*.def), read through task_on_wire / op_on_wire with the row's version;
 // - payload layouts: FieldLayouts (fields.hpp), told apart by length when decoding and chosen by
@@ -38,12 +39,15 @@ struct ProtocolProfile {
   // The client rejects quantized data in any layout but burn-std's canonical one (and a rejected
   // read hangs it), so the host must never send another (docs/quantization.md).
   bool canonical_quantized_only;
+  // Burn's reference backend quantizes x / scale rounded half to even (burn-flex 0.23), not
+  // x * (1 / scale) rounded half away from zero (0.22.1).
+  bool quantize_ties_to_even;
 };
 
 // Oldest first.
 inline constexpr std::array<ProtocolProfile, 2> kProfiles{{
-    {kProtocolVersion, kBurnVersion, Framing::kBare, false},
-    {6, "0.23.0-pre.1", Framing::kTagged, true},
+    {kProtocolVersion, kBurnVersion, Framing::kBare, false, false},
+    {6, "0.23.0-pre.1", Framing::kTagged, true, true},
 }};
 
 // The profile of `version`, or nullptr where this host does not serve it.
