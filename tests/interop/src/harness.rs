@@ -19,7 +19,8 @@ use burn::tensor::remote::RemoteHost;
 /// A host process (ours or Burn's reference server), stopped when this value (or the test process)
 /// goes away: it runs with `--exit-on-stdin-eof` and we hold its stdin.
 pub struct HostProcess {
-    child: Child,
+    /// None for a host this process did not start (`TB_HOST_ADDRESS`).
+    child: Option<Child>,
     stdin: Option<ChildStdin>,
     pub address: String,
 }
@@ -51,6 +52,13 @@ pub fn torchbridge_bin() -> String {
     })
 }
 
+/// The reference server bin's name: tests/interop-0.23 (`cfg(burn_023)`) names its own
+/// `reference_server_023`, since both crates build into the one shared target directory.
+#[cfg(not(burn_023))]
+const REFERENCE_SERVER: &str = "reference_server";
+#[cfg(burn_023)]
+const REFERENCE_SERVER: &str = "reference_server_023";
+
 /// Burn's reference server binary (this crate's `reference_server` bin, which cargo builds along
 /// with the integration tests): `$TB_REFERENCE_SERVER_BIN`, else `$CARGO_TARGET_DIR/release/`,
 /// else next to the running test binary's `deps/` folder.
@@ -59,7 +67,7 @@ pub fn reference_server_bin() -> PathBuf {
         return PathBuf::from(bin);
     }
     if let Ok(dir) = std::env::var("CARGO_TARGET_DIR") {
-        let bin = PathBuf::from(dir).join("release").join("reference_server");
+        let bin = PathBuf::from(dir).join("release").join(REFERENCE_SERVER);
         if bin.exists() {
             return bin;
         }
@@ -67,7 +75,7 @@ pub fn reference_server_bin() -> PathBuf {
     let exe = std::env::current_exe().expect("the test binary's path");
     exe.parent()
         .and_then(|deps| deps.parent())
-        .map(|profile| profile.join("reference_server"))
+        .map(|profile| profile.join(REFERENCE_SERVER))
         .expect("a test binary lives in <target>/<profile>/deps")
 }
 
@@ -134,16 +142,30 @@ impl HostProcess {
         // Keep draining stdout so the host never blocks on a full pipe.
         std::thread::spawn(move || for _ in lines {});
         Self {
-            child,
+            child: Some(child),
             stdin: Some(stdin),
             address,
         }
     }
 
-    /// One torchbridge host shared by every test of a test binary.
+    /// A host already running at `address`, started by someone else (never stopped here).
+    pub fn external(address: String) -> Self {
+        Self {
+            child: None,
+            stdin: None,
+            address,
+        }
+    }
+
+    /// One torchbridge host shared by every test of a test binary: the one at `TB_HOST_ADDRESS`
+    /// where that is set (tests/interop/two_versions.sh runs both Burn versions' suites against one
+    /// host), else one started here.
     pub fn shared() -> &'static HostProcess {
         static HOST: OnceLock<HostProcess> = OnceLock::new();
-        HOST.get_or_init(|| HostProcess::spawn(&[]))
+        HOST.get_or_init(|| match std::env::var("TB_HOST_ADDRESS") {
+            Ok(address) if !address.is_empty() => HostProcess::external(address),
+            _ => HostProcess::spawn(&[]),
+        })
     }
 
     /// One host of the kind `TB_TARGET` names, shared by every test of a test binary.
@@ -173,8 +195,36 @@ impl HostProcess {
             .unwrap_or_else(|e| panic!("cannot open device {index} on {}: {e:?}", self.address))
     }
 
-    pub fn pid(&self) -> u32 {
-        self.child.id()
+    /// The host's process id (None for an external host).
+    pub fn pid(&self) -> Option<u32> {
+        self.child.as_ref().map(Child::id)
+    }
+
+    /// `GET /metrics` from this host (our host serves it on the session port): the Prometheus text.
+    pub fn metrics(&self) -> String {
+        use std::io::{Read, Write};
+        let authority = self
+            .address
+            .trim_start_matches("ws://")
+            .trim_end_matches('/')
+            .to_string();
+        let mut stream = std::net::TcpStream::connect(&authority)
+            .unwrap_or_else(|e| panic!("cannot connect to {authority}: {e}"));
+        stream.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        write!(stream, "GET /metrics HTTP/1.0\r\nHost: {authority}\r\n\r\n").unwrap();
+        let mut text = String::new();
+        stream.read_to_string(&mut text).unwrap();
+        text
+    }
+
+    /// How many sessions of wire protocol `protocol` this host has open now (from `/metrics`).
+    pub fn open_sessions(&self, protocol: u16) -> u64 {
+        let key = format!("torchbridge_sessions_open_by_protocol{{protocol=\"{protocol}\"");
+        self.metrics()
+            .lines()
+            .filter(|l| l.starts_with(&key))
+            .filter_map(|l| l.rsplit(' ').next()?.parse::<u64>().ok())
+            .sum()
     }
 }
 
@@ -183,15 +233,18 @@ impl Drop for HostProcess {
         // Closing stdin is the clean stop (a torchbridge host then writes its op counts); a host
         // that does not go within a few seconds is killed.
         drop(self.stdin.take());
+        let Some(child) = self.child.as_mut() else {
+            return;
+        };
         let deadline = Instant::now() + Duration::from_secs(5);
         while Instant::now() < deadline {
-            if let Ok(Some(_)) = self.child.try_wait() {
+            if let Ok(Some(_)) = child.try_wait() {
                 return;
             }
             std::thread::sleep(Duration::from_millis(10));
         }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        let _ = child.kill();
+        let _ = child.wait();
     }
 }
 

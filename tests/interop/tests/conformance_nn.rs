@@ -125,7 +125,14 @@ fn interp(mode: InterpolateMode, align_corners: bool) -> InterpolateOptions {
     InterpolateOptions::new(mode).with_align_corners(align_corners)
 }
 fn attn(scale: Option<f64>, softcap: Option<f64>, is_causal: bool) -> AttentionModuleOptions {
-    AttentionModuleOptions { scale, softcap, is_causal }
+    AttentionModuleOptions {
+        scale,
+        softcap,
+        is_causal,
+        // 0.23's new field; its default is what 0.22.1 always did (conformance_v6.rs covers TopLeft).
+        #[cfg(burn_023)]
+        causal_alignment: Default::default(),
+    }
 }
 
 // ---------------------------------------------------------------------------------------------

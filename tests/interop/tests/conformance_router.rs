@@ -8,13 +8,18 @@
 //! generic over the backend, run on the device under test (see `TB_TARGET`) and on Flex in-process,
 //! every output compared.
 
-use burn_backend::distributed::{DistributedOps, ReduceOperation};
+#[cfg(not(burn_023))]
+use burn_backend::distributed::DistributedOps;
+use burn_backend::distributed::ReduceOperation;
+#[cfg(burn_023)]
+use burn_backend::ops::CollectiveOps;
 use burn_backend::ops::{ConvTransposeOptions, FloatTensorOps, IntTensorOps, UnfoldOptions};
 use burn_backend::tensor::{BoolTensor, FloatTensor, IntTensor};
 use burn_backend::{
-    Backend, BoolStore, DType, DeviceId, Distribution, IntDType, Scalar, Shape, TensorData,
-    TensorMetadata,
+    Backend, BoolStore, DType, Distribution, IntDType, Scalar, Shape, TensorData, TensorMetadata,
 };
+#[cfg(not(burn_023))]
+use burn_backend::DeviceId;
 use burn_flex::Flex;
 use torchbridge_interop::harness::{
     HostProcess, Router, Target, check_backend, compare, target, values,
@@ -581,10 +586,11 @@ fn int_random() {
     }
 }
 
-/// Distributed.AllReduce and Distributed.SyncCollective: a two-device host; each device's session
+/// Distributed.AllReduce and Distributed.SyncCollective (Burn 0.22.1): a two-device host; each device's session
 /// contributes its tensor to an all-reduce over both (devices named by their position on the host,
 /// as Burn's server resolves them), then resolves it (SyncCollective). Both must read the sum (or
 /// the mean) of the contributions, compared with Flex adding them in-process.
+#[cfg(not(burn_023))]
 #[test]
 fn distributed_all_reduce() {
     let host = match target() {
@@ -634,6 +640,43 @@ fn distributed_all_reduce() {
                 panic!("{op:?}, device {i} ({:?} target): {why}", target());
             }
         }
+    }
+}
+
+/// Task::AllReduceLocal (Burn 0.23): a two-device host; the client's `float_all_reduce` over one
+/// tensor per device sends each member's part (one random collective id, the members' sessions)
+/// to the host, which reduces them across the two sessions. Every member must read the sum (or
+/// the mean) of the contributions, compared with Flex adding them in-process; on both devices the
+/// bits must be the same.
+#[cfg(burn_023)]
+#[test]
+fn distributed_all_reduce_local() {
+    let host = match target() {
+        Target::Torchbridge => HostProcess::spawn(&["--device", "cpu", "--device", "cpu"]),
+        Target::Burn => HostProcess::spawn_reference(&["--devices", "2"]),
+    };
+    let devices = [host.router_device(0), host.router_device(1)];
+    let flex = burn_flex::FlexDevice::default();
+    for (op, seed) in [(ReduceOperation::Sum, 50), (ReduceOperation::Mean, 52)] {
+        let parts: Vec<_> = devices
+            .iter()
+            .enumerate()
+            .map(|(i, device)| f::<Router>(&[2, 3], seed + i as u64, device))
+            .collect();
+        let outs = Router::float_all_reduce(parts, op);
+        assert_eq!(outs.len(), 2, "one result per member");
+        let reads: Vec<TensorData> = outs.into_iter().map(rf::<Router>).collect();
+        let expected = rf::<Flex>(Flex::float_all_reduce(
+            vec![f::<Flex>(&[2, 3], seed, &flex), f::<Flex>(&[2, 3], seed + 1, &flex)],
+            op,
+        )
+        .remove(0));
+        for (i, actual) in reads.iter().enumerate() {
+            if let Err(why) = compare(actual, &expected, 1e-6) {
+                panic!("{op:?}, device {i} ({:?} target): {why}", target());
+            }
+        }
+        assert_eq!(reads[0].as_bytes(), reads[1].as_bytes(), "{op:?}: members disagree");
     }
 }
 
