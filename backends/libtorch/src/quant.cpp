@@ -1,7 +1,7 @@
 // The tensor-level half of quant.hpp: QFloat bytes to and from QTensors, Burn's quantize /
-// dequantize arithmetic on ATen, and device transfers. What a scheme means (value ranges, scale
-// dtypes and their codecs, block grids, minifloat tables) lives in quant_scheme.cpp, shared through
-// quant_internal.hpp.
+// dequantize arithmetic on ATen (device transfers are quant_transfer.cpp's). What a scheme means
+// (value ranges, scale dtypes and their codecs, block grids, minifloat tables) lives in
+// quant_scheme.cpp, shared through quant_internal.hpp.
 #include "quant.hpp"
 
 #include <cmath>
@@ -158,10 +158,6 @@ at::Tensor as_torch(at::Tensor values, const QuantScheme& s, const at::Tensor& s
   return at::_make_per_tensor_quantized_tensor(values, static_cast<double>(*scale), 0);
 }
 
-at::Tensor plain_values(const QTensor& q) {
-  return q.values.is_quantized() ? q.values.int_repr() : q.values;
-}
-
 // Round half to even (torch's round is nearbyint), NaN as 0 (`as i8`); the values are clamped.
 at::Tensor round_even_int8(const at::Tensor& clamped) {
   return at::nan_to_num(at::round(clamped), 0.0).to(at::kChar);
@@ -228,6 +224,10 @@ std::vector<float> floats_of(const at::Tensor& t) {
 }  // namespace
 
 // ---- QTensor. ------------------------------------------------------------------------------
+
+at::Tensor detail::plain_values(const QTensor& q) {
+  return q.values.is_quantized() ? q.values.int_repr() : q.values;
+}
 
 std::uint64_t QTensor::nbytes() const {
   std::uint64_t n = static_cast<std::uint64_t>(values.numel()) * values.element_size();
@@ -483,32 +483,6 @@ QTensor to_device(const QTensor& q, const at::Device& device) {
   if (out.values.defined() && out.values.device() != device) out.values = out.values.to(device);
   if (out.scales.defined() && out.scales.device() != device) out.scales = out.scales.to(device);
   return out;
-}
-
-// ---- Transfers. ----------------------------------------------------------------------------
-
-Result<Transfer> prepare_transfer(const QTensor& q) {
-  Transfer t;
-  t.meta = q;
-  if (q.scheme.mode == QuantMode::Symmetric) {
-    TB_TRY_ASSIGN(t.dequantized, dequantize(q));
-    // Checked here, once, rather than trusted: a zero or non-finite scale, or a NaN code, does not
-    // survive x = s * q, q = round(x / s).
-    auto back = requantize_like(t.dequantized, q);
-    if (back && at::equal(plain_values(back.value()), plain_values(q))) {
-      t.meta.values = at::Tensor();
-      return t;
-    }
-  }
-  t.dequantized = at::Tensor();
-  t.raw = true;
-  return t;
-}
-
-Result<QTensor> finish_transfer(const Transfer& t, const at::Device& device) {
-  if (t.raw) return to_device(t.meta, device);
-  QTensor meta = to_device(t.meta, device);
-  return requantize_like(t.dequantized.to(device), meta);
 }
 
 }  // namespace tb::backend::libtorch::quant

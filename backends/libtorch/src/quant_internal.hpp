@@ -1,6 +1,6 @@
-// Private to quant.cpp and quant_scheme.cpp: the scheme and number-format facts (defined in
-// quant_scheme.cpp) that the tensor-level code in quant.cpp also needs. Not part of quant.hpp's
-// interface.
+// Private to quant.cpp, quant_scheme.cpp and quant_transfer.cpp: the scheme and number-format facts
+// (defined in quant_scheme.cpp) that the tensor-level code in quant.cpp also needs. Not part of
+// quant.hpp's interface.
 #pragma once
 
 #include <array>
@@ -39,5 +39,8 @@ std::size_t params_bytes(const ir::QuantScheme& s, std::int64_t num_params);
 
 // Every code of a minifloat kind decoded (E2M1 codes read from the low nibble).
 const std::array<float, 256>& minifloat_table(ir::QuantValue kind);
+
+// A QTensor's codes as plain integers, whether stored as a torch quantized tensor or not.
+at::Tensor plain_values(const QTensor& q);
 
 }  // namespace tb::backend::libtorch::quant::detail
