@@ -1,0 +1,51 @@
+# One Rust interop crate (one per served Burn version) as CTest tests: `<prefix>_build` builds it
+# (fixture <prefix>), then one test per file in <crate>/tests/ runs that file's suite. Sets
+# TB_CARGO (cargo, or empty where it is missing) and TB_CARGO_ENV (the environment every cargo
+# command of these tests runs in) in the caller's scope.
+
+# scripts/cargo-env's target dir, also when CMake re-runs from a bare `ninja` without it: one Burn
+# build per version for every cargo command, never a second one under build/.
+function(tb_cargo_target_dir out)
+  set(dir "$ENV{CARGO_TARGET_DIR}")
+  if(NOT dir AND NOT "$ENV{XDG_CACHE_HOME}" STREQUAL "")
+    set(dir "$ENV{XDG_CACHE_HOME}/torchbridge/cargo-target")
+  elseif(NOT dir AND NOT "$ENV{HOME}" STREQUAL "")
+    set(dir "$ENV{HOME}/.cache/torchbridge/cargo-target")
+  elseif(NOT dir)
+    set(dir "${CMAKE_BINARY_DIR}/cargo-target")
+  endif()
+  set(${out} "${dir}" PARENT_SCOPE)
+endfunction()
+
+# Every crate builds into one target dir, where cargo holds a lock while it builds: the builds take
+# turns (RESOURCE_LOCK), and every suite waits for all of them (FIXTURES_REQUIRED TB_INTEROP_FIXTURES):
+# a `cargo test` started during another crate's build would spend its timeout waiting on that lock.
+set(TB_INTEROP_FIXTURES "interop;interop023")
+
+function(tb_interop_crate prefix crate_dir)
+  find_program(TB_CARGO cargo HINTS $ENV{HOME}/.cargo/bin)
+  if(NOT TB_CARGO)
+    message(WARNING "cargo not found: the ${prefix} tests are not registered")
+    set(TB_CARGO "" PARENT_SCOPE)
+    return()
+  endif()
+  tb_cargo_target_dir(target_dir)
+  set(env "TORCHBRIDGE_BIN=$<TARGET_FILE:torchbridge>"
+          "TB_MAKE_TEST_MODULES=$<TARGET_FILE:tb_make_test_modules>"
+          "CARGO_TARGET_DIR=${target_dir}" "RUST_BACKTRACE=1")
+  set(cargo_test ${CMAKE_COMMAND} -E env ${env} ${TB_CARGO} test --release --locked
+                 --manifest-path ${crate_dir}/Cargo.toml)
+
+  add_test(NAME ${prefix}_build COMMAND ${cargo_test} --no-run)
+  set_tests_properties(${prefix}_build PROPERTIES LABELS interop FIXTURES_SETUP ${prefix}
+                                                  RESOURCE_LOCK cargo_target TIMEOUT 3000)
+  file(GLOB files CONFIGURE_DEPENDS ${crate_dir}/tests/*.rs)
+  foreach(file ${files})
+    get_filename_component(name ${file} NAME_WE)
+    add_test(NAME ${prefix}_${name} COMMAND ${cargo_test} --test ${name})
+    set_tests_properties(${prefix}_${name} PROPERTIES LABELS interop
+                         FIXTURES_REQUIRED "${TB_INTEROP_FIXTURES}" TIMEOUT 1200)
+  endforeach()
+  set(TB_CARGO "${TB_CARGO}" PARENT_SCOPE)
+  set(TB_CARGO_ENV "${env}" PARENT_SCOPE)
+endfunction()
