@@ -12,9 +12,6 @@
 #include <vector>
 
 #include <gtest/gtest.h>
-#include <boost/asio.hpp>
-#include <boost/beast/core.hpp>
-#include <boost/beast/websocket.hpp>
 
 #include "torchbridge/bridge/host.hpp"
 #include "torchbridge/ir/codec.hpp"
@@ -51,6 +48,8 @@ class TestHost {
   std::unique_ptr<bridge::Host> host_;
 };
 
+class RawClient;  // host_raw_client.hpp
+
 // One Burn session on `/session`.
 class Session {
  public:
@@ -71,11 +70,7 @@ class Session {
   bool open() const { return open_; }
 
  private:
-  template <class Op>
-  boost::beast::error_code run(std::chrono::milliseconds timeout, Op op);
-
-  boost::asio::io_context ioc_;
-  boost::beast::websocket::stream<boost::beast::tcp_stream> ws_;
+  std::unique_ptr<RawClient> client_;
   RequestId next_request_ = 1;
   bool open_ = false;
 };

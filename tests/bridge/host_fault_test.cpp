@@ -5,6 +5,10 @@
 #include <chrono>
 
 #include <gmock/gmock.h>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/websocket/rfc6455.hpp>
 
 #include "backends/libtorch/op_test_util.hpp"
 #include "bridge/host_raw_client.hpp"
@@ -224,7 +228,7 @@ void vanish(std::uint16_t port, int mode) {
   if (mode == 0) {  // before the websocket upgrade completes
     boost::asio::io_context ioc;
     boost::asio::ip::tcp::socket s(ioc);
-    boost::beast::error_code ec;
+    boost::system::error_code ec;
     s.connect({boost::asio::ip::make_address("127.0.0.1"), port}, ec);
     const std::string half = "GET /session HTTP/1.1\r\nHost: x\r\nUpgr";
     boost::asio::write(s, boost::asio::buffer(half), ec);

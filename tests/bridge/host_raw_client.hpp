@@ -8,14 +8,13 @@
 #include <chrono>
 #include <cstdint>
 #include <fstream>
+#include <memory>
 #include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
-#include <boost/asio.hpp>
-#include <boost/beast/core.hpp>
-#include <boost/beast/websocket.hpp>
+#include <boost/system/error_code.hpp>
 
 #include "bridge/bridge_test_util.hpp"
 
@@ -39,117 +38,44 @@ inline constexpr bool kAddressSanitizer = false;
 class RawClient {
  public:
   struct Reply {
-    boost::beast::error_code ec;  // websocket::error::closed: the host sent a close frame
+    boost::system::error_code ec;  // websocket::error::closed: the host sent a close frame
     std::vector<std::uint8_t> bytes;
     std::uint16_t close_code = 0;  // when closed
     std::string close_reason;
-    bool closed() const { return ec == boost::beast::websocket::error::closed; }
+    bool closed() const;
     // A close frame or a dropped connection: either is a clean end for a hostile client.
-    bool ended() const { return ec && ec != boost::beast::error::timeout; }
+    bool ended() const;
   };
 
-  RawClient() : ws_(ioc_) {}
-  ~RawClient() { drop(); }
+  RawClient();
+  ~RawClient();
 
   // TCP connect and websocket upgrade on `path`, with an `Authorization` header when given.
-  boost::beast::error_code open(std::uint16_t port, const std::string& path = "/session",
-                                std::optional<std::string> authorization = std::nullopt) {
-    namespace net = boost::asio;
-    const net::ip::tcp::endpoint endpoint(net::ip::make_address("127.0.0.1"), port);
-    auto ec = run(
-        5s, [&](auto done) { boost::beast::get_lowest_layer(ws_).async_connect(endpoint, done); });
-    if (ec) return ec;
-    if (authorization) {
-      ws_.set_option(boost::beast::websocket::stream_base::decorator(
-          [a = *authorization](boost::beast::websocket::request_type& req) {
-            req.set(boost::beast::http::field::authorization, a);
-          }));
-    }
-    ec = run(
-        5s, [&](auto done) { ws_.async_handshake(fmt::format("127.0.0.1:{}", port), path, done); });
-    ws_.binary(true);
-    ws_.read_message_max(std::uint64_t{1} << 31);
-    return ec;
-  }
-
+  boost::system::error_code open(std::uint16_t port, const std::string& path = "/session",
+                                 std::optional<std::string> authorization = std::nullopt);
   // open() then an Init; true when the host answered with Init (not InitRefused).
   bool open_session(std::uint16_t port, std::uint64_t session_id, std::uint32_t device = 0,
-                    const std::string& token = "") {
-    if (open(port)) return false;
-    if (send(encode(ClientFrame{SessionInit{kProtocolVersion, SessionId{session_id}, device,
-                                            Bytes::copy_of(token.data(), token.size())}}))) {
-      return false;
-    }
-    auto r = response();
-    return r && std::holds_alternative<InitResponse>(r->content);
-  }
+                    const std::string& token = "");
 
-  boost::beast::error_code send(const std::vector<std::uint8_t>& bytes,
-                                std::chrono::milliseconds timeout = 10s) {
-    return run(timeout, [&](auto done) { ws_.async_write(boost::asio::buffer(bytes), done); });
-  }
-  boost::beast::error_code send_tasks(std::vector<Task> tasks) {
-    ClientFrame frame;
-    for (auto& t : tasks) frame.emplace_back(std::move(t));
-    return send(encode(frame));
-  }
+  boost::system::error_code send(const std::vector<std::uint8_t>& bytes,
+                                 std::chrono::milliseconds timeout = 10s);
+  boost::system::error_code send_tasks(std::vector<Task> tasks);
   // The first part of a message (a websocket frame without FIN): the rest never comes.
-  boost::beast::error_code send_partial_message(const std::vector<std::uint8_t>& bytes) {
-    return run(5s,
-               [&](auto done) { ws_.async_write_some(false, boost::asio::buffer(bytes), done); });
-  }
+  boost::system::error_code send_partial_message(const std::vector<std::uint8_t>& bytes);
   // Raw bytes on the TCP stream, below the websocket layer (e.g. half a frame).
-  boost::beast::error_code send_raw(const std::vector<std::uint8_t>& bytes) {
-    return run(5s, [&](auto done) {
-      boost::asio::async_write(boost::beast::get_lowest_layer(ws_).socket(),
-                               boost::asio::buffer(bytes), done);
-    });
-  }
+  boost::system::error_code send_raw(const std::vector<std::uint8_t>& bytes);
 
-  Reply read(std::chrono::milliseconds timeout = 10s) {
-    Reply r;
-    boost::beast::flat_buffer buffer;
-    r.ec = run(timeout, [&](auto done) { ws_.async_read(buffer, done); });
-    if (!r.ec) {
-      const auto d = buffer.data();
-      const auto* p = static_cast<const std::uint8_t*>(d.data());
-      r.bytes.assign(p, p + d.size());
-    } else if (r.closed()) {
-      r.close_code = static_cast<std::uint16_t>(ws_.reason().code);
-      r.close_reason = std::string(ws_.reason().reason);
-    }
-    return r;
-  }
-  std::optional<TaskResponse> response(std::chrono::milliseconds timeout = 10s) {
-    auto r = read(timeout);
-    if (r.ec) return std::nullopt;
-    auto decoded = decode<TaskResponse>(Bytes::copy_of(r.bytes.data(), r.bytes.size()));
-    if (!decoded) return std::nullopt;
-    return std::move(decoded).value();
-  }
+  Reply read(std::chrono::milliseconds timeout = 10s);
+  std::optional<TaskResponse> response(std::chrono::milliseconds timeout = 10s);
 
   // Drops the connection without a close frame.
-  void drop() {
-    boost::beast::error_code ec;
-    auto& s = boost::beast::get_lowest_layer(ws_).socket();
-    if (!s.is_open()) return;
-    s.shutdown(boost::asio::ip::tcp::socket::shutdown_both, ec);
-    s.close(ec);
-  }
+  void drop();
 
  private:
-  template <class Op>
-  boost::beast::error_code run(std::chrono::milliseconds timeout, Op op) {
-    boost::beast::error_code result = boost::asio::error::would_block;
-    boost::beast::get_lowest_layer(ws_).expires_after(timeout);
-    op([&result](boost::beast::error_code ec, auto&&...) { result = ec; });
-    ioc_.restart();
-    ioc_.run();
-    return result;
-  }
-
-  boost::asio::io_context ioc_;
-  boost::beast::websocket::stream<boost::beast::tcp_stream> ws_;
+  // Beast's websocket stream lives in host_raw_client.cpp: its templates are compiled once, not
+  // in every test file that includes this header.
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
 };
 
 // Bytes in a /proc/<pid>/status field ("VmRSS", "VmSize") of `pid` ("self" for this process).

@@ -3,6 +3,8 @@
 #include <algorithm>
 
 #include <gmock/gmock.h>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 
 #include "backends/libtorch/op_test_util.hpp"

@@ -32,7 +32,7 @@ class V6Client : public RawClient {
            std::get<InitResponse>(r->content).info.version == kV6;
   }
   // One message, whole behind its tag or as a head and segments, as burn-remote 0.23 sends it.
-  boost::beast::error_code send_message(const std::vector<std::uint8_t>& msgpack) {
+  boost::system::error_code send_message(const std::vector<std::uint8_t>& msgpack) {
     if (msgpack.size() <= framing::kMaxWhole) {
       std::vector<std::uint8_t> whole{framing::kWholeTag};
       whole.insert(whole.end(), msgpack.begin(), msgpack.end());
@@ -46,7 +46,7 @@ class V6Client : public RawClient {
     }
     return {};
   }
-  boost::beast::error_code send_tasks_v6(std::vector<Task> tasks) {
+  boost::system::error_code send_tasks_v6(std::vector<Task> tasks) {
     ClientFrame frame;
     for (auto& t : tasks) frame.emplace_back(std::move(t));
     return send_message(encode(frame));
