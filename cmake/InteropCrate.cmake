@@ -1,5 +1,5 @@
 # One Rust interop crate (one per served Burn version) as CTest tests: `<prefix>_build` builds it
-# (fixture <prefix>), then one test per file in <crate>/tests/ runs that file's suite. Sets
+# (fixture <prefix>), then one test per suite of <crate>/tests/suites.rs runs that suite. Sets
 # TB_CARGO (cargo, or empty where it is missing) and TB_CARGO_ENV (the environment every cargo
 # command of these tests runs in) in the caller's scope.
 
@@ -39,10 +39,14 @@ function(tb_interop_crate prefix crate_dir)
   add_test(NAME ${prefix}_build COMMAND ${cargo_test} --no-run)
   set_tests_properties(${prefix}_build PROPERTIES LABELS interop FIXTURES_SETUP ${prefix}
                                                   RESOURCE_LOCK cargo_target TIMEOUT 3000)
-  file(GLOB files CONFIGURE_DEPENDS ${crate_dir}/tests/*.rs)
-  foreach(file ${files})
-    get_filename_component(name ${file} NAME_WE)
-    add_test(NAME ${prefix}_${name} COMMAND ${cargo_test} --test ${name})
+  # One test binary (<crate>/tests/suites.rs) holds every suite as a module; each suite is its own
+  # CTest test, filtered to `<suite>::`. The `mod` lines of suites.rs are the list.
+  set(suites_rs ${crate_dir}/tests/suites.rs)
+  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${suites_rs})
+  file(STRINGS ${suites_rs} mods REGEX "^mod [a-z0-9_]+;$")
+  foreach(line ${mods})
+    string(REGEX REPLACE "^mod ([a-z0-9_]+);$" "\\1" name "${line}")
+    add_test(NAME ${prefix}_${name} COMMAND ${cargo_test} --test suites -- ${name}::)
     set_tests_properties(${prefix}_${name} PROPERTIES LABELS interop
                          FIXTURES_REQUIRED "${TB_INTEROP_FIXTURES}" TIMEOUT 1200)
   endforeach()

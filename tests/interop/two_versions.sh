@@ -39,7 +39,7 @@ echo "two_versions: host at $address"
 
 run() {  # manifest, peer protocol
   TB_HOST_ADDRESS="$address" TB_PEER_PROTOCOL="$2" \
-    "$cargo" test --release --locked --manifest-path "$1" --test smoke -- --include-ignored
+    "$cargo" test --release --locked --manifest-path "$1" --test suites -- --include-ignored smoke::
 }
 run "$old" 6 >"$log.old" 2>&1 &
 old_pid=$!

@@ -11,8 +11,6 @@
 //!
 //! Inputs come from the harness's fixed generator (Burn's RNG streams differ between devices).
 
-extern crate torchbridge_interop_023 as torchbridge_interop;
-
 use burn::prelude::*;
 use burn::tensor::activation as act;
 use burn::tensor::module as m;

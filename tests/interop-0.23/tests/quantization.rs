@@ -6,8 +6,6 @@
 //! Dequantize, quantized data registered and read, the layout ops (reshape, swap_dims, permute,
 //! flip, slice, select, gather, expand) on QFloat tensors, and the mixed matmul.
 
-extern crate torchbridge_interop_023 as torchbridge_interop;
-
 use burn::prelude::*;
 use burn::tensor::quantization::{
     Calibration, QuantScheme, QuantStore, QuantValue, ScaleDtype, compute_q_params, compute_range,

@@ -5,8 +5,6 @@
 //! (scripts/conformance). Edge cases follow Burn's own backend test suite: empty and length-1
 //! tensors, broadcasting, negative dims and steps, dtype corners, integer rounding, ties.
 
-#![recursion_limit = "512"]
-
 use burn::prelude::*;
 use burn::tensor::{
     DType, Distribution, FloatDType, IndexingUpdateOp, IntDType, TensorData, s,
