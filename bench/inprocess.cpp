@@ -25,8 +25,8 @@
 #include <fmt/format.h>
 
 #include "torchbridge/ir/operation.hpp"
-#include "torchbridge/libtorch/blas.hpp"
 #include "torchbridge/libtorch/libtorch.hpp"
+#include "torchbridge/libtorch/threads.hpp"
 
 namespace {
 
@@ -370,24 +370,26 @@ BENCHMARK(BM_Cnn_Ours)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_Cnn_Aten)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 int main(int argc, char** argv) {
-  // The same BLAS kernels as `torchbridge serve` picks (see restart_for_openblas_core).
-  if (auto failed = lt::restart_for_openblas_core(argv))
-    std::fprintf(stderr, "%s\n", failed->c_str());
   int threads = 0;
+  for (int i = 0; i < argc; ++i) {
+    if (std::strncmp(argv[i], "--threads=", 10) == 0) threads = std::atoi(argv[i] + 10);
+  }
+  // The same BLAS kernels and thread policy as `torchbridge serve` (see threads.hpp).
+  if (auto failed = lt::restart_with_runtime_env(argv, threads))
+    std::fprintf(stderr, "%s\n", failed->c_str());
   std::vector<char*> rest;
   for (int i = 0; i < argc; ++i) {
     if (std::strncmp(argv[i], "--device=", 9) == 0) {
       g_device = argv[i] + 9;
-    } else if (std::strncmp(argv[i], "--threads=", 10) == 0) {
-      threads = std::atoi(argv[i] + 10);
-    } else {
+    } else if (std::strncmp(argv[i], "--threads=", 10) != 0) {
       rest.push_back(argv[i]);
     }
   }
   if (auto b = lt::make_backend({g_device, nullptr}); !b) die(b.error().what());
-  if (threads > 0) at::set_num_threads(threads);
+  const auto policy = lt::apply_thread_policy(threads);
   benchmark::AddCustomContext("device", g_device);
-  benchmark::AddCustomContext("aten_threads", std::to_string(at::get_num_threads()));
+  benchmark::AddCustomContext("aten_threads", std::to_string(policy.aten));
+  benchmark::AddCustomContext("threads", lt::describe(policy));
   if (const char* core = std::getenv("OPENBLAS_CORETYPE")) {
     benchmark::AddCustomContext("openblas_coretype", core);
   }

@@ -6,12 +6,12 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <iostream>
 #include <sstream>
 #include <thread>
 
-#include <ATen/Parallel.h>
 #include <spdlog/spdlog.h>
 #include <CLI/CLI.hpp>
 
@@ -19,8 +19,8 @@
 #include "ops_listing.hpp"
 #include "torchbridge/bridge/host.hpp"
 #include "torchbridge/ir/profile.hpp"
-#include "torchbridge/libtorch/blas.hpp"
 #include "torchbridge/libtorch/libtorch.hpp"
+#include "torchbridge/libtorch/threads.hpp"
 #include "torchbridge/libtorch/torchscript.hpp"
 #include "torchbridge/version.hpp"
 
@@ -90,10 +90,10 @@ bool write_op_counts(const std::string& path, const tb::bridge::HostMetrics& met
 
 int serve(const ServeArgs& args) {
   // Before anything else: a restart must not leave work half done.
-  const auto blas_restart = tb::backend::libtorch::restart_for_openblas_core(g_argv);
+  const auto restart_failed = tb::backend::libtorch::restart_with_runtime_env(g_argv, args.threads);
   spdlog::set_level(spdlog::level::from_str(args.log_level));
-  if (blas_restart) spdlog::warn("{}", *blas_restart);
-  if (args.threads > 0) at::set_num_threads(args.threads);
+  if (restart_failed) spdlog::warn("{}", *restart_failed);
+  const auto threads = tb::backend::libtorch::apply_thread_policy(args.threads);
 
   tb::bridge::HostOptions options;
   options.host = args.host;
@@ -171,19 +171,23 @@ int serve(const ServeArgs& args) {
       host.port());
   std::cout
       << fmt::format(
-             "torchbridge {} serving {} remote sessions on {} (LibTorch {}; devices: {})\n"
+             "torchbridge {} serving {} remote sessions on {} (LibTorch {}; devices: {}; threads: "
+             "{}, io {})\n"
              "Point a Burn program at it:  BURN_DEVICE=remote BURN_REMOTE_ADDRESS={} cargo run\n"
              "(or in code: Device::remote_options(&RemoteHost::websocket(\"{}\")).init()). Ctrl-C "
              "stops the host.\n",
              tb::kVersion, tb::ir::describe_served(), address,
-             tb::backend::libtorch::torch_version(), device_list, address, address)
+             tb::backend::libtorch::torch_version(), device_list,
+             tb::backend::libtorch::describe(threads), options.io_threads, address, address)
       << model_list << std::flush;
   // After the start-up line: supervisors read the address from the first line.
-  if (const char* core = std::getenv("TB_OPENBLAS_CORE_FORCED")) {
-    spdlog::info(
-        "OpenBLAS did not recognise this CPU and fell back to its generic kernels; using its {} "
-        "kernels instead (TB_KEEP_BLAS_KERNELS=1 keeps OpenBLAS's choice)",
-        core);
+  if (const char* set = std::getenv("TB_RUNTIME_ENV_SET")) {
+    spdlog::info("restarted with {}, which the runtime libraries read only when they load", set);
+    if (std::strstr(set, "OPENBLAS_CORETYPE") != nullptr) {
+      spdlog::info(
+          "OpenBLAS did not recognise this CPU and fell back to its generic kernels; using its "
+          "OPENBLAS_CORETYPE kernels instead (TB_KEEP_BLAS_KERNELS=1 keeps OpenBLAS's choice)");
+    }
   }
   if (args.exit_on_stdin_eof) {
     // A supervising process (a test harness) holds our stdin: when it goes away, so do we.

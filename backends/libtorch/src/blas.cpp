@@ -1,13 +1,8 @@
 // Undoing OpenBLAS's fallback to generic kernels on CPUs it does not know (see blas.hpp).
 #include <dlfcn.h>
 #include <strings.h>
-#include <unistd.h>
 
-#include <cerrno>
 #include <cstdlib>
-#include <cstring>
-
-#include <fmt/format.h>
 
 #include "torchbridge/libtorch/blas.hpp"
 
@@ -39,21 +34,6 @@ std::optional<std::string> openblas_core_override() {
                         __builtin_cpu_supports("avx512vl");
 #endif
   return choose_openblas_core(detected, cpu);
-}
-
-std::optional<std::string> restart_for_openblas_core(char** argv) {
-  if (argv == nullptr || std::getenv("TB_KEEP_BLAS_KERNELS") != nullptr) return std::nullopt;
-  const auto core = openblas_core_override();
-  if (!core) return std::nullopt;
-  setenv("OPENBLAS_CORETYPE", core->c_str(), 1);
-  setenv("TB_OPENBLAS_CORE_FORCED", core->c_str(), 1);
-  execv("/proc/self/exe", argv);
-  const int err = errno;
-  unsetenv("OPENBLAS_CORETYPE");
-  unsetenv("TB_OPENBLAS_CORE_FORCED");
-  return fmt::format(
-      "OpenBLAS runs its generic kernels on this CPU; restarting with its {} kernels failed: {}",
-      *core, std::strerror(err));
 }
 
 }  // namespace tb::backend::libtorch

@@ -14,11 +14,8 @@ namespace tb::backend::libtorch {
 // not OpenBLAS, recognised the CPU, or was already told which kernels to use.
 std::optional<std::string> openblas_core_override();
 
-// Restarts this process (`/proc/self/exe` with `argv`) with OPENBLAS_CORETYPE set when
-// openblas_core_override() names kernels, since OpenBLAS reads it only when it is loaded; the
-// restarted process finds TB_OPENBLAS_CORE_FORCED set to them. Returns only when there is nothing
-// to do (nullopt; also when TB_KEEP_BLAS_KERNELS is set) or the restart failed (why).
-std::optional<std::string> restart_for_openblas_core(char** argv);
+// OpenBLAS reads OPENBLAS_CORETYPE only when it loads: restart_with_runtime_env (threads.hpp)
+// restarts the process with it.
 
 struct CpuVectorFeatures {
   bool avx2_fma = false;

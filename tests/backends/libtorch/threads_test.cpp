@@ -1,0 +1,59 @@
+#include <ATen/Parallel.h>
+#include <dlfcn.h>
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+
+#include "torchbridge/libtorch/threads.hpp"
+
+namespace tb::backend::libtorch {
+namespace {
+
+using Env = std::vector<std::pair<std::string, std::string>>;
+
+Env env_for(int threads, std::map<std::string, std::string> set) {
+  return thread_env(threads, [&](const char* name) -> const char* {
+    const auto it = set.find(name);
+    return it == set.end() ? nullptr : it->second.c_str();
+  });
+}
+
+TEST(ThreadPolicy, OneThreadNeedsNoRestart) {
+  EXPECT_TRUE(env_for(1, {}).empty());
+}
+
+TEST(ThreadPolicy, SeveralThreadsWaitPassively) {
+  const Env want{{"OMP_WAIT_POLICY", "PASSIVE"}, {"OPENBLAS_THREAD_TIMEOUT", "4"}};
+  EXPECT_EQ(env_for(2, {}), want);
+  EXPECT_EQ(env_for(64, {}), want);
+}
+
+TEST(ThreadPolicy, TheUsersOwnSettingsAreKept) {
+  EXPECT_EQ(env_for(2, {{"OMP_WAIT_POLICY", "ACTIVE"}}), (Env{{"OPENBLAS_THREAD_TIMEOUT", "4"}}));
+  EXPECT_EQ(env_for(2, {{"GOMP_SPINCOUNT", "10000"}, {"OPENBLAS_THREAD_TIMEOUT", "28"}}), Env{});
+}
+
+// The BLAS follows ATen's count: before, OpenBLAS ran as many threads as the machine has cores
+// whatever `--threads` said, and its spinning workers took the cores of 1-thread sessions.
+TEST(ThreadPolicy, TheBlasGetsAtensThreadCount) {
+  const int before = at::get_num_threads();
+  const auto one = apply_thread_policy(1);
+  EXPECT_EQ(one.aten, 1);
+  const bool openblas = dlsym(RTLD_DEFAULT, "openblas_get_num_threads") != nullptr;
+  if (openblas) {
+    EXPECT_EQ(one.blas, 1);
+  } else {
+    EXPECT_EQ(one.blas, 0);
+  }
+  const auto two = apply_thread_policy(2);
+  EXPECT_EQ(two.aten, 2);
+  if (openblas) {
+    EXPECT_EQ(two.blas, 2);
+  }
+  EXPECT_NE(describe(two).find("aten 2"), std::string::npos);
+  apply_thread_policy(before);
+}
+
+}  // namespace
+}  // namespace tb::backend::libtorch
