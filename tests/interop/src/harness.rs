@@ -23,6 +23,8 @@ pub struct HostProcess {
     child: Option<Child>,
     stdin: Option<ChildStdin>,
     pub address: String,
+    /// The host's start-up line (empty for an external host): its version, devices and threads.
+    pub banner: String,
 }
 
 /// The historical name: most tests start our host.
@@ -119,7 +121,7 @@ impl HostProcess {
     }
 
     /// Runs `bin args` and reads the `ws://` (or `wss://`) address from its first line of output.
-    fn start(bin: &str, args: &[String]) -> Self {
+    pub fn start(bin: &str, args: &[String]) -> Self {
         let mut child = Command::new(bin)
             .args(args)
             .stdin(Stdio::piped())
@@ -145,6 +147,7 @@ impl HostProcess {
             child: Some(child),
             stdin: Some(stdin),
             address,
+            banner: first,
         }
     }
 
@@ -154,6 +157,7 @@ impl HostProcess {
             child: None,
             stdin: None,
             address,
+            banner: String::new(),
         }
     }
 

@@ -15,9 +15,8 @@
 //! `--device` is passed to `torchbridge serve` (e.g. `cuda`); the Burn host stays on its CPU
 //! backend, so a GPU run compares our GPU host with Burn's CPU host.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::process::{Child, ChildStdin, Command, Stdio};
 use std::time::Instant;
 
 use burn::module::Module;
@@ -30,53 +29,52 @@ use burn::tensor::TensorData;
 use burn::tensor::activation::relu;
 use burn::tensor::remote::RemoteHost;
 use serde_json::{Value, json};
-use torchbridge_interop::harness::{TorchbridgeHost, assert_same};
+use torchbridge_interop::harness::{HostProcess, assert_same, torchbridge_bin};
 
 const MIB: usize = 1 << 20;
 
 // ---- Hosts -------------------------------------------------------------------------------------
 
-/// Burn's own remote server, stopped when dropped (it exits when its stdin closes).
-struct ReferenceHost {
-    child: Child,
-    _stdin: ChildStdin,
-    address: String,
-}
+/// The hosts compared, in the order of every per-host array below: ours, Burn's server on Flex with
+/// its default features (`simd`, `rayon`: what a Burn user gets; the `*_vs_burn` anchor), and Burn's
+/// server on Flex with `std` only (how the interop crate builds it; the `*_vs_burn_std` column).
+const HOSTS: [&str; 3] = ["torchbridge", "burn", "burn_std"];
 
-impl ReferenceHost {
-    fn spawn() -> Self {
-        let bin = std::env::current_exe()
-            .expect("current_exe")
-            .with_file_name("reference_server");
-        let mut child = Command::new(&bin)
-            .args(["--port", "0", "--exit-on-stdin-eof"])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .unwrap_or_else(|e| panic!("cannot start {}: {e}", bin.display()));
-        let stdin = child.stdin.take().unwrap();
-        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-        let first = lines.next().expect("reference_server exited").unwrap();
-        let address = first
-            .split_whitespace()
-            .find(|w| w.starts_with("ws://"))
-            .unwrap_or_else(|| panic!("no address in: {first}"))
-            .to_string();
-        std::thread::spawn(move || for _ in lines {});
-        Self {
-            child,
-            _stdin: stdin,
-            address,
+/// `bin args`, under `taskset -c cpus` when the hosts have CPUs of their own.
+fn spawn_host(bin: &str, args: &[&str], cpus: Option<&str>) -> HostProcess {
+    let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+    match cpus {
+        Some(cpus) => {
+            let mut all = vec!["-c".to_string(), cpus.to_string(), bin.to_string()];
+            all.extend(args);
+            HostProcess::start("taskset", &all)
         }
+        None => HostProcess::start(bin, &args),
     }
 }
 
-impl Drop for ReferenceHost {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+/// A reference server bin built next to this one (scripts/bench builds both).
+fn sibling(name: &str) -> String {
+    let bin = std::env::current_exe().expect("current_exe").with_file_name(name);
+    assert!(
+        bin.exists(),
+        "{} is missing: scripts/bench builds it (bench/reference-flex for reference_server_flex)",
+        bin.display()
+    );
+    bin.to_string_lossy().into_owned()
+}
+
+/// CPU time (all threads, nanoseconds) the process `pid` has used so far, from the scheduler's
+/// per-thread accounting: nanosecond resolution, unlike the tick-based times of /proc/PID/stat.
+fn process_cpu_ns(pid: u32) -> u64 {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return 0;
+    };
+    tasks
+        .flatten()
+        .filter_map(|t| std::fs::read_to_string(t.path().join("schedstat")).ok())
+        .filter_map(|s| s.split_whitespace().next().and_then(|v| v.parse::<u64>().ok()))
+        .sum()
 }
 
 fn open(address: &str) -> Device {
@@ -365,22 +363,48 @@ fn raw_tcp_round_trip(bytes: usize) -> f64 {
 
 // ---- Statistics --------------------------------------------------------------------------------
 
-fn median(v: &[f64]) -> f64 {
+fn quantile(v: &[f64], q: f64) -> f64 {
     let mut s = v.to_vec();
     s.sort_by(|a, b| a.partial_cmp(b).unwrap());
-    let n = s.len();
-    if n == 0 {
+    if s.is_empty() {
         return f64::NAN;
     }
-    if n % 2 == 1 {
-        s[n / 2]
-    } else {
-        (s[n / 2 - 1] + s[n / 2]) / 2.0
-    }
+    let at = q * (s.len() - 1) as f64;
+    let (lo, hi) = (at.floor() as usize, at.ceil() as usize);
+    s[lo] + (s[hi] - s[lo]) * (at - lo as f64)
+}
+
+fn median(v: &[f64]) -> f64 {
+    quantile(v, 0.5)
+}
+
+/// The median of `v` scaled by `unit`, with its spread: quartiles, extremes and the count.
+fn summary(v: &[f64], unit: f64) -> Value {
+    json!({"median": median(v) * unit, "p25": quantile(v, 0.25) * unit,
+           "p75": quantile(v, 0.75) * unit, "min": quantile(v, 0.0) * unit,
+           "max": quantile(v, 1.0) * unit, "n": v.len()})
 }
 
 fn geomean(v: &[f64]) -> f64 {
     (v.iter().map(|x| x.ln()).sum::<f64>() / v.len() as f64).exp()
+}
+
+/// One figure per host (medians in `unit`), the ratios ours / Burn's, and each host's spread.
+fn per_host(samples: &[Vec<f64>], unit: f64) -> (Value, [f64; 3]) {
+    let m = [0, 1, 2].map(|h| median(&samples[h]) * unit);
+    let mut o = serde_json::Map::new();
+    for (h, name) in HOSTS.iter().enumerate() {
+        o.insert(name.to_string(), json!(m[h]));
+    }
+    o.insert("ratio".into(), json!(m[0] / m[1]));
+    o.insert("ratio_std".into(), json!(m[0] / m[2]));
+    let spread: serde_json::Map<String, Value> = HOSTS
+        .iter()
+        .enumerate()
+        .map(|(h, name)| (name.to_string(), summary(&samples[h], unit)))
+        .collect();
+    o.insert("spread".into(), Value::Object(spread));
+    (Value::Object(o), m)
 }
 
 // ---- Main --------------------------------------------------------------------------------------
@@ -393,16 +417,20 @@ struct Args {
     out: Option<String>,
     /// `--only opbound` (for profiling one host under one workload): time only that workload.
     only: Option<String>,
+    /// `--host-cpus LIST`: run every host under `taskset -c LIST` (scripts/bench gives the hosts
+    /// and this client disjoint CPUs where the machine has four or more).
+    host_cpus: Option<String>,
 }
 
 fn parse_args() -> Args {
     let mut a = Args {
-        reps: 5,
+        reps: 7,
         quick: false,
         device: "cpu".into(),
         threads: None,
         out: None,
         only: None,
+        host_cpus: None,
     };
     let mut it = std::env::args().skip(1);
     while let Some(arg) = it.next() {
@@ -413,9 +441,11 @@ fn parse_args() -> Args {
             "--threads" => a.threads = Some(it.next().expect("--threads N")),
             "--out" => a.out = Some(it.next().expect("--out FILE")),
             "--only" => a.only = Some(it.next().expect("--only opbound")),
+            "--host-cpus" => a.host_cpus = Some(it.next().expect("--host-cpus LIST")),
             "-h" | "--help" => {
                 println!(
-                    "remote_bench [--reps N] [--quick] [--device D] [--threads N] [--out FILE] [--only opbound]"
+                    "remote_bench [--reps N] [--quick] [--device D] [--threads N] [--out FILE] \
+                     [--only opbound] [--host-cpus LIST]"
                 );
                 std::process::exit(0);
             }
@@ -425,8 +455,6 @@ fn parse_args() -> Args {
     a
 }
 
-const HOSTS: [&str; 2] = ["torchbridge", "burn"];
-
 /// The workloads of one host, in a fixed order.
 struct Suite {
     compute: Vec<(&'static str, Box<dyn Workload>)>,
@@ -435,13 +463,7 @@ struct Suite {
     reads: ReadRoundTrip,
 }
 
-fn suite(
-    device: &Device,
-    mlp: &Mlp,
-    cnn: &Cnn,
-    sizes: &[usize],
-    reads: usize,
-) -> Suite {
+fn suite(device: &Device, mlp: &Mlp, cnn: &Cnn, sizes: &[usize], reads: usize) -> Suite {
     Suite {
         compute: vec![
             (
@@ -460,6 +482,44 @@ fn suite(
     }
 }
 
+/// One warm-up run of every workload on every host; ours must give the answers of both of Burn's.
+fn check_same_answers(suites: &mut [Suite]) {
+    let (ours, references) = suites.split_first_mut().unwrap();
+    for (i, (name, w_ours)) in ours.compute.iter_mut().enumerate() {
+        eprintln!("remote_bench: checking {name}");
+        let r_ours = w_ours.run().1.unwrap();
+        let mut firsts = vec![r_ours.clone()];
+        for r in references.iter_mut() {
+            let r_theirs = r.compute[i].1.run().1.unwrap();
+            assert_same(&r_ours, &r_theirs, 1e-3);
+            firsts.push(r_theirs);
+        }
+        if *name == "train_step" {
+            // A second step must see the first one's update: the parameters do train.
+            let loss = |d: &TensorData| d.iter::<f32>().next().unwrap();
+            let mut again = vec![w_ours.run().1.unwrap()];
+            again.extend(references.iter_mut().map(|r| r.compute[i].1.run().1.unwrap()));
+            for (before, after) in firsts.iter().zip(&again) {
+                assert!(
+                    loss(after) < loss(before),
+                    "the training step does not train: loss {} then {}",
+                    loss(before),
+                    loss(after)
+                );
+            }
+        }
+    }
+    let r_ours = ours.opbound.run().1.unwrap();
+    for r in references.iter_mut() {
+        assert_same(&r_ours, &r.opbound.run().1.unwrap(), 1e-4);
+    }
+    for s in std::iter::once(ours).chain(references.iter_mut()) {
+        for (_, t) in s.transfers.iter_mut() {
+            t.run();
+        }
+    }
+}
+
 fn main() {
     let args = parse_args();
     let sizes: Vec<usize> = if args.quick {
@@ -469,67 +529,45 @@ fn main() {
     };
     let reads = if args.quick { 50 } else { 200 };
 
-    let mut serve_args = vec!["--device", args.device.as_str()];
+    let ours_bin = torchbridge_bin();
+    let mut serve_args = vec![
+        "serve",
+        "--port",
+        "0",
+        "--exit-on-stdin-eof",
+        "--log-level",
+        "warn",
+        "--device",
+        args.device.as_str(),
+    ];
     if let Some(t) = &args.threads {
         serve_args.extend(["--threads", t.as_str()]);
     }
-    let ours_host = TorchbridgeHost::spawn(&serve_args);
-    let burn_host = ReferenceHost::spawn();
-    eprintln!(
-        "remote_bench: torchbridge on {}, Burn's server on {}",
-        ours_host.address, burn_host.address
-    );
+    let reference_args = ["--port", "0", "--exit-on-stdin-eof"];
+    let cpus = args.host_cpus.as_deref();
+    let hosts = [
+        spawn_host(&ours_bin, &serve_args, cpus),
+        spawn_host(&sibling("reference_server_flex"), &reference_args, cpus),
+        spawn_host(&sibling("reference_server"), &reference_args, cpus),
+    ];
+    for (name, h) in HOSTS.iter().zip(&hosts) {
+        eprintln!("remote_bench: {name}: {}", h.banner);
+    }
+    let pids = hosts.each_ref().map(|h| h.pid().expect("a host started here"));
 
-    // The same initial weights on both hosts: initialised once on Burn's CPU backend.
+    // The same initial weights on every host: initialised once on Burn's CPU backend.
     let cpu = Device::flex();
     cpu.seed(42);
     let mlp = Mlp::new(&cpu);
     let cnn = Cnn::new(&cpu);
-    let devices = [open(&ours_host.address), open(&burn_host.address)];
+    let devices: Vec<Device> = hosts.iter().map(|h| open(&h.address)).collect();
     let mut suites: Vec<Suite> = devices
         .iter()
         .map(|d| suite(d, &mlp, &cnn, &sizes, reads))
         .collect();
 
     // Same answers first (one warm-up run each), then timing.
-    {
-        let (a, b) = suites.split_at_mut(1);
-        let (ours, theirs) = (&mut a[0], &mut b[0]);
-        for ((name, w_ours), (_, w_theirs)) in ours.compute.iter_mut().zip(theirs.compute.iter_mut())
-        {
-            let r1 = w_ours.run().1.unwrap();
-            let r2 = w_theirs.run().1.unwrap();
-            eprintln!("remote_bench: checking {name}");
-            assert_same(&r1, &r2, 1e-3);
-            if *name == "train_step" {
-                // A second step must see the first one's update: the parameters do train.
-                let loss = |d: &TensorData| d.iter::<f32>().next().unwrap();
-                let again = [w_ours.run().1.unwrap(), w_theirs.run().1.unwrap()];
-                for (before, after) in [(&r1, &again[0]), (&r2, &again[1])] {
-                    assert!(
-                        loss(after) < loss(before),
-                        "the training step does not train: loss {} then {}",
-                        loss(before),
-                        loss(after)
-                    );
-                }
-            }
-        }
-        let (_, r1) = ours.opbound.run();
-        let (_, r2) = theirs.opbound.run();
-        assert_same(&r1.unwrap(), &r2.unwrap(), 1e-4);
-        for ((_, t1), (_, t2)) in ours.transfers.iter_mut().zip(theirs.transfers.iter_mut()) {
-            t1.run();
-            t2.run();
-        }
-    }
-
-    // samples[host][workload] = seconds per run.
-    let mut compute: Vec<Vec<Vec<f64>>> = vec![vec![Vec::new(); 3]; 2];
-    let mut opbound: Vec<Vec<f64>> = vec![Vec::new(); 2];
-    let mut transfer: Vec<Vec<Vec<f64>>> = vec![vec![Vec::new(); sizes.len()]; 2];
-    let mut read: Vec<Vec<f64>> = vec![Vec::new(); 2];
-    let mut raw: Vec<Vec<f64>> = vec![Vec::new(); sizes.len()];
+    check_same_answers(&mut suites);
 
     if let Some(only) = &args.only {
         assert_eq!(only, "opbound", "--only supports opbound");
@@ -544,17 +582,29 @@ fn main() {
         return;
     }
 
+    // samples[host][workload] = seconds per run.
+    let n = HOSTS.len();
+    let mut compute: Vec<Vec<Vec<f64>>> = vec![vec![Vec::new(); n]; 3];
+    let mut opbound: Vec<Vec<f64>> = vec![Vec::new(); n];
+    let mut host_cpu_per_op: Vec<Vec<f64>> = vec![Vec::new(); n];
+    let mut transfer: Vec<Vec<Vec<f64>>> = vec![vec![Vec::new(); n]; sizes.len()];
+    let mut read: Vec<Vec<f64>> = vec![Vec::new(); n];
+    let mut raw: Vec<Vec<f64>> = vec![Vec::new(); sizes.len()];
+
     for rep in 0..args.reps {
-        // Alternate which host goes first, so slow drifts in machine load hit both alike.
-        let order: [usize; 2] = if rep % 2 == 0 { [0, 1] } else { [1, 0] };
-        for &h in &order {
+        // Rotate which host goes first, so slow drifts in machine load hit all alike.
+        for k in 0..n {
+            let h = (rep + k) % n;
             let s = &mut suites[h];
             for (i, (_, w)) in s.compute.iter_mut().enumerate() {
-                compute[h][i].push(w.run().0);
+                compute[i][h].push(w.run().0);
             }
+            let cpu_before = process_cpu_ns(pids[h]);
             opbound[h].push(s.opbound.run().0 / CHAIN_OPS as f64);
+            let cpu_used = process_cpu_ns(pids[h]).saturating_sub(cpu_before);
+            host_cpu_per_op[h].push(cpu_used as f64 * 1e-9 / CHAIN_OPS as f64);
             for (i, (_, t)) in s.transfers.iter_mut().enumerate() {
-                transfer[h][i].push(t.run().0);
+                transfer[i][h].push(t.run().0);
             }
             read[h].extend(s.reads.samples());
         }
@@ -567,49 +617,57 @@ fn main() {
     // Medians and ratios (ours / Burn's for times; ours / raw for throughput).
     let names = ["mlp_forward", "cnn_forward", "train_step"];
     let mut details = serde_json::Map::new();
-    let mut compute_ratios = Vec::new();
+    let (mut vs_burn, mut vs_std) = (Vec::new(), Vec::new());
     for (i, name) in names.iter().enumerate() {
-        let ours = median(&compute[0][i]);
-        let theirs = median(&compute[1][i]);
-        compute_ratios.push(ours / theirs);
-        details.insert(
-            format!("{name}_ms"),
-            json!({"torchbridge": ours * 1e3, "burn": theirs * 1e3, "ratio": ours / theirs}),
-        );
+        let (v, m) = per_host(&compute[i], 1e3);
+        vs_burn.push(m[0] / m[1]);
+        vs_std.push(m[0] / m[2]);
+        details.insert(format!("{name}_ms"), v);
     }
-    let op_ours = median(&opbound[0]);
-    let op_theirs = median(&opbound[1]);
-    details.insert(
-        "opbound_us_per_op".into(),
-        json!({"torchbridge": op_ours * 1e6, "burn": op_theirs * 1e6, "ratio": op_ours / op_theirs}),
-    );
+    let (v, op) = per_host(&opbound, 1e6);
+    details.insert("opbound_us_per_op".into(), v);
+    let (v, host_ns) = per_host(&host_cpu_per_op, 1e9);
+    details.insert("host_ns_per_op".into(), v);
     let mut transfer_ratios = Vec::new();
     for (i, &b) in sizes.iter().enumerate() {
+        // Throughput of the median time, in GB/s (both directions' bytes).
         let gbps = |secs: f64| 2.0 * b as f64 / secs / 1e9;
-        let ours = gbps(median(&transfer[0][i]));
-        let theirs = gbps(median(&transfer[1][i]));
+        let m = [0, 1, 2].map(|h| gbps(median(&transfer[i][h])));
         let ceiling = gbps(median(&raw[i]));
-        transfer_ratios.push(ours / ceiling);
+        transfer_ratios.push(m[0] / ceiling);
         details.insert(
             format!("transfer_{}MiB_GBps", b / MIB),
-            json!({"torchbridge": ours, "burn": theirs, "raw_tcp": ceiling,
-                   "torchbridge_vs_raw": ours / ceiling, "burn_vs_raw": theirs / ceiling}),
+            json!({"torchbridge": m[0], "burn": m[1], "burn_std": m[2], "raw_tcp": ceiling,
+                   "torchbridge_vs_raw": m[0] / ceiling, "burn_vs_raw": m[1] / ceiling,
+                   "burn_std_vs_raw": m[2] / ceiling,
+                   "seconds": {"torchbridge": summary(&transfer[i][0], 1.0),
+                               "burn": summary(&transfer[i][1], 1.0),
+                               "burn_std": summary(&transfer[i][2], 1.0),
+                               "raw_tcp": summary(&raw[i], 1.0)}}),
         );
     }
-    let read_ours = median(&read[0]) * 1e6;
-    let read_theirs = median(&read[1]) * 1e6;
-    details.insert(
-        "read_roundtrip_us".into(),
-        json!({"torchbridge": read_ours, "burn": read_theirs}),
-    );
+    let (v, reads_us) = per_host(&read, 1e6);
+    details.insert("read_roundtrip_us".into(), v);
 
+    let banners: serde_json::Map<String, Value> = HOSTS
+        .iter()
+        .zip(&hosts)
+        .map(|(name, h)| (name.to_string(), json!(h.banner)))
+        .collect();
     let result = json!({
-        "remote_compute_vs_burn": geomean(&compute_ratios),
-        "remote_opbound_vs_burn": op_ours / op_theirs,
+        "remote_compute_vs_burn": geomean(&vs_burn),
+        "remote_compute_vs_burn_std": geomean(&vs_std),
+        "remote_opbound_vs_burn": op[0] / op[1],
+        "remote_opbound_vs_burn_std": op[0] / op[2],
         "transfer_vs_raw_tcp": geomean(&transfer_ratios),
-        "read_roundtrip_us": read_ours,
+        "read_roundtrip_us": reads_us[0],
+        "read_roundtrip_vs_burn": reads_us[0] / reads_us[1],
+        "host_ns_per_op": host_ns[0],
+        "host_ns_per_op_vs_burn": host_ns[0] / host_ns[1],
         "details": Value::Object(details),
         "config": {"reps": args.reps, "device": args.device, "hosts": HOSTS,
+                   "threads": args.threads, "host_cpus": args.host_cpus,
+                   "banners": Value::Object(banners),
                    "chain_ops": CHAIN_OPS, "reads_per_rep": reads,
                    "transfer_sizes_MiB": sizes.iter().map(|b| b / MIB).collect::<Vec<_>>()},
     });
