@@ -20,7 +20,7 @@
 namespace tb::bridge {
 
 struct HostCounters {
-  std::atomic<std::uint64_t> sessions_total{0}, sessions_refused{0}, tasks{0}, frames_rejected{0},
+  std::atomic<std::uint64_t> sessions_total{0}, sessions_refused{0}, tasks{0}, tasks_inline{0}, frames_rejected{0},
       bytes_in{0}, bytes_out{0}, connections_refused{0}, sessions_failed{0},
       tls_handshakes_failed{0}, plain_credentials{0};
   std::atomic<std::uint32_t> connections_open{0}, data_connections_open{0};

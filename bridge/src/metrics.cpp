@@ -32,6 +32,7 @@ HostMetrics collect_metrics(const HostState& host) {
   m.connections_refused = c.connections_refused;
   m.tls_handshakes_failed = c.tls_handshakes_failed;
   m.tasks = c.tasks;
+  m.tasks_inline = c.tasks_inline;
   m.frames_rejected = c.frames_rejected;
   m.bytes_in = c.bytes_in;
   m.bytes_out = c.bytes_out;
@@ -77,6 +78,9 @@ std::string metrics_text(const HostState& host) {
          "exposed copies.",
          m.held_bytes);
   metric("tasks_total", "counter", "Tasks received.", m.tasks);
+  metric("tasks_inline_total", "counter",
+         "Tasks answered on the network thread: small reads and syncs of an idle CPU session.",
+         m.tasks_inline);
   metric("failed_ops", "gauge", "Failed operations in open sessions.", m.failed_ops);
   metric("frames_rejected_total", "counter", "Undecodable or invalid frames.", m.frames_rejected);
   metric("bytes_in_total", "counter", "Websocket payload bytes received.", m.bytes_in);

@@ -65,7 +65,8 @@ SessionWorker::SessionWorker(HostState& host, Identity identity,
       identity_(std::move(identity)),
       connection_(std::move(connection)),
       memory_(std::make_shared<MemoryAccount>(&host.memory)),
-      answers_(std::make_shared<AnswerQueue>(host.options.limits.max_queued_answers)) {}
+      answers_(std::make_shared<AnswerQueue>(host.options.limits.max_queued_answers)),
+      inline_device_(host.devices[identity_.device_index]->device_name().rfind("cpu", 0) == 0) {}
 
 SessionWorker::~SessionWorker() = default;
 
@@ -108,12 +109,54 @@ void SessionWorker::close(bool drop_queued) {
   cv_.notify_one();
 }
 
+namespace {
+// Tasks quick enough to answer on the network thread: at most this many bytes read.
+constexpr std::uint64_t kInlineReadBytes = 64 * 1024;
+
+bool quick_answer(const ir::Task& task) {
+  if (std::holds_alternative<ir::SyncBackendTask>(task)) return true;
+  const auto* read = std::get_if<ir::ReadTensorTask>(&task);
+  if (read == nullptr) return false;
+  const std::size_t element = read->tensor.dtype.element_size();  // 0: sub-byte quantized
+  return element > 0 && ir::num_elements(read->tensor.shape.dims) * element <= kInlineReadBytes;
+}
+}  // namespace
+
+bool SessionWorker::try_run_inline(std::vector<ir::Task>& tasks) {
+  // CPU only: on an accelerator a read or a sync waits for the device's queued work.
+  if (tasks.size() != 1 || !quick_answer(tasks.front()) || !inline_device_) return false;
+  TaskRunner* runner = nullptr;
+  {
+    std::lock_guard lock(mutex_);
+    if (busy_ || closed_ || runner_ == nullptr || !queue_.empty() || answers_->queued() != 0)
+      return false;
+    busy_ = true;
+    runner = runner_;
+  }
+  struct Release {
+    SessionWorker* self;
+    ~Release() {
+      {
+        std::lock_guard lock(self->mutex_);
+        self->busy_ = false;
+      }
+      self->cv_.notify_one();
+    }
+  } release{this};
+  ++host_.counters.tasks_inline;
+  run_one(*runner, tasks.front());
+  after_task(*runner);
+  return true;
+}
+
 std::optional<ir::Task> SessionWorker::next_task() {
   std::unique_lock lock(mutex_);
-  cv_.wait(lock, [&] { return closed_ || !queue_.empty(); });
+  // A task run inline finishes before the worker takes the next one or ends.
+  cv_.wait(lock, [&] { return !busy_ && (closed_ || !queue_.empty()); });
   if (queue_.empty()) return std::nullopt;
   ir::Task task = std::move(queue_.front());
   queue_.pop_front();
+  busy_ = true;
   ++done_;
   // A frame's bytes are given back once its last task starts (its tasks left the queue).
   while (!frames_.empty() && frames_.front().end <= done_) {
@@ -143,18 +186,36 @@ void SessionWorker::run_tasks() {
                     host_.devices[identity_.device_index]->new_executor(), std::move(services),
                     [this, &self](ir::TaskResponse r) { answer(*self, std::move(r)); });
   self = &runner;
+  {
+    std::lock_guard lock(mutex_);
+    runner_ = &runner;
+  }
+  // A guard ends the loop early: the runner must not be reachable once it is gone.
+  struct Forget {
+    SessionWorker* self;
+    ~Forget() {
+      std::lock_guard lock(self->mutex_);
+      self->runner_ = nullptr;
+    }
+  } forget{this};
   while (auto task = next_task()) {
     run_one(runner, *task);
-    const auto stats = runner.executor().stats();
-    live_tensors = stats.live_tensors;
-    live_bytes = stats.live_bytes;
-    failed_ops = stats.failed_ops;
-    if (paused && queued_bytes_ < host_.options.limits.max_queued_bytes / 2) {
-      paused = false;
-      if (auto c = connection_.lock()) c->resume();
-    }
+    after_task(runner);
+    std::lock_guard lock(mutex_);
+    busy_ = false;
   }
   // The runner (and with it every tensor of the session) is destroyed here.
+}
+
+void SessionWorker::after_task(TaskRunner& runner) {
+  const auto stats = runner.executor().stats();
+  live_tensors = stats.live_tensors;
+  live_bytes = stats.live_bytes;
+  failed_ops = stats.failed_ops;
+  if (paused && queued_bytes_ < host_.options.limits.max_queued_bytes / 2) {
+    paused = false;
+    if (auto c = connection_.lock()) c->resume();
+  }
 }
 
 void SessionWorker::run_one(TaskRunner& runner, ir::Task& task) {

@@ -102,6 +102,12 @@ class SessionWorker : public std::enable_shared_from_this<SessionWorker> {
   Status start();
   // A decoded frame's tasks; `charge` pays for its bytes until its last task has run.
   void push(std::vector<ir::Task> tasks, MemoryCharge charge);
+  // From the connection's strand, in place of push(): runs `tasks` on the calling thread when they
+  // are one quick answer (a read of a small tensor, or a sync, on a CPU device) and the worker is
+  // idle (nothing queued or running, no answer waiting); false, with `tasks` untouched, otherwise.
+  // A read then costs no thread hand-off: on a small machine each wake-up of the worker and then
+  // of the network thread took tens of microseconds of a round trip.
+  bool try_run_inline(std::vector<ir::Task>& tasks);
   // No more tasks: run what is queued (or, when the host stops, drop it), free everything, exit.
   void close(bool drop_queued = false);
 
@@ -122,6 +128,8 @@ class SessionWorker : public std::enable_shared_from_this<SessionWorker> {
   void run_tasks();
   std::optional<ir::Task> next_task();
   void run_one(TaskRunner& runner, ir::Task& task);
+  // After each task, on whichever thread ran it: the stats the host reports, and resuming reads.
+  void after_task(TaskRunner& runner);
   // Encodes and queues one answer, waiting for a place; the answer becomes an error when it
   // cannot be sent as it is (over the client's message limit, out of memory).
   void answer(TaskRunner& runner, ir::TaskResponse response);
@@ -132,6 +140,7 @@ class SessionWorker : public std::enable_shared_from_this<SessionWorker> {
   std::weak_ptr<SessionConnection> connection_;
   std::shared_ptr<MemoryAccount> memory_;
   std::shared_ptr<AnswerQueue> answers_;
+  const bool inline_device_;  // a CPU device: quick answers may run on the network thread
   std::mutex mutex_;
   std::condition_variable cv_;
   std::deque<ir::Task> queue_;
@@ -140,6 +149,10 @@ class SessionWorker : public std::enable_shared_from_this<SessionWorker> {
   std::atomic<std::uint64_t> queued_bytes_{0};
   bool closed_ = false;
   bool drop_ = false;
+  // Under mutex_: the runner while the worker's loop runs (null before and after), and whether a
+  // task is running (on the worker, or inline on the strand): one task at a time, in order.
+  TaskRunner* runner_ = nullptr;
+  bool busy_ = false;
 };
 
 }  // namespace tb::bridge

@@ -384,7 +384,9 @@ void SessionConnection::dispatch(const ir::Bytes& bytes) {
     }
   }
   host_.counters.tasks += tasks.size();
-  worker_->push(std::move(tasks), std::move(queued));
+  if (close_requested || !worker_->try_run_inline(tasks)) {
+    worker_->push(std::move(tasks), std::move(queued));
+  }
   if (close_requested) {
     state_ = State::kClosing;
     worker_->close();

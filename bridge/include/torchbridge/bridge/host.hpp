@@ -85,6 +85,7 @@ struct HostMetrics {
   std::uint64_t live_bytes = 0;
   std::uint64_t held_bytes = 0;
   std::uint64_t tasks = 0;
+  std::uint64_t tasks_inline = 0;  // answered on the network thread (the session's worker idle)
   std::uint64_t failed_ops = 0;
   std::uint64_t frames_rejected = 0;
   std::uint64_t bytes_in = 0;
