@@ -18,6 +18,7 @@
 #include <boost/system/error_code.hpp>
 
 #include "torchbridge/ir/bytes.hpp"
+#include "torchbridge/ir/exclusive_block.hpp"
 
 namespace tb::bridge {
 
@@ -33,7 +34,7 @@ class MessageBuffer {
 
   // Room for `n` more bytes (capped at max_size). False when memory ran out.
   bool reserve_next(std::size_t n) noexcept {
-    const std::size_t want = std::min(max_ - std::min(max_, size_), n) + size_;
+    const std::size_t want = std::min(max_ - std::min(max_, size_), n) + size_ + front_;
     if (want <= capacity_) return true;
     std::size_t cap = std::max(want, std::min(max_, capacity_ * 2));
     void* p = std::realloc(data_, std::max<std::size_t>(cap, 1));
@@ -46,32 +47,62 @@ class MessageBuffer {
   std::size_t size() const { return size_; }
   std::size_t max_size() const { return max_; }
   std::size_t capacity() const { return capacity_; }
-  const_buffers_type data() const { return {data_, size_}; }
+  const_buffers_type data() const { return {data_ + front_, size_}; }
   mutable_buffers_type prepare(std::size_t n) {
     if (n > max_ - size_) throw std::length_error("websocket message over the buffer's limit");
-    if (size_ + n > capacity_ && !reserve_next(n)) throw std::bad_alloc();
-    return {data_ + size_, n};
+    if (front_ + size_ + n > capacity_ && !reserve_next(n)) throw std::bad_alloc();
+    return {data_ + front_ + size_, n};
   }
-  void commit(std::size_t n) { size_ = std::min(size_ + n, capacity_); }
+  void commit(std::size_t n) { size_ = std::min(size_ + n, capacity_ - front_); }
   void consume(std::size_t n) {
     n = std::min(n, size_);
-    std::memmove(data_, data_ + n, size_ - n);
+    std::memmove(data_ + front_, data_ + front_ + n, size_ - n);
     size_ -= n;
+  }
+
+  // Called once the start of a message is in: when it holds the header of a large msgpack binary
+  // (an upload's payload), shifts what arrived so far so that the payload will start 16-byte
+  // aligned, as malloc's blocks are (realloc keeps that, wherever it moves the block). The upload
+  // can then become a tensor over this memory (ExclusiveBlock) instead of a copy. Only the first
+  // bytes move; a misread header costs nothing but the alignment.
+  void align_large_payload() noexcept {
+    constexpr std::size_t kScan = 512;           // where a task's header ends, at most
+    constexpr std::uint32_t kLarge = 64 * 1024;  // payloads worth not copying
+    constexpr std::size_t kAlign = 16;
+    const std::uint8_t* m = data_ + front_;
+    for (std::size_t i = 0; i + 5 <= std::min(size_, kScan); ++i) {
+      if (m[i] != 0xc6) continue;  // msgpack bin32
+      const std::uint32_t len = (std::uint32_t{m[i + 1]} << 24) | (std::uint32_t{m[i + 2]} << 16) |
+                                (std::uint32_t{m[i + 3]} << 8) | std::uint32_t{m[i + 4]};
+      if (len < kLarge) continue;
+      const std::size_t shift = (kAlign - (front_ + i + 5) % kAlign) % kAlign;
+      if (shift == 0 || !reserve_next(shift) || front_ + shift + size_ > capacity_) return;
+      m = data_ + front_;
+      std::memmove(data_ + front_ + shift, m, size_);
+      front_ += shift;
+      return;
+    }
   }
 
   // The bytes received, owning their memory; the buffer is empty afterwards.
   ir::Bytes release() {
     std::uint8_t* p = std::exchange(data_, nullptr);
-    const std::size_t n = std::exchange(size_, 0);
-    capacity_ = 0;
-    // If the control block cannot be allocated, the deleter frees `p` before the throw.
-    std::shared_ptr<std::uint8_t> owner(p, [](std::uint8_t* q) { std::free(q); });
-    return ir::Bytes(std::move(owner), p, n);
+    const std::size_t front = std::exchange(front_, 0);
+    const std::size_t n = std::exchange(size_, 0) + front;
+    // Growth left up to half the block unused: give it back, since the decoded frame's tensors
+    // may keep the block (uploads become tensors over it) and count only their own bytes. For
+    // large blocks realloc shrinks in place (the tail's pages are unmapped), copying nothing.
+    if (std::exchange(capacity_, 0) - n > kTrimSlack && n > 0) {
+      if (void* q = std::realloc(p, n)) p = static_cast<std::uint8_t*>(q);
+    }
+    return ir::exclusive_block(p, n).slice(front, n - front);
   }
 
  private:
+  static constexpr std::size_t kTrimSlack = 64 * 1024;
   std::size_t max_;
   std::uint8_t* data_ = nullptr;
+  std::size_t front_ = 0;  // the message starts here in the block (alignment, see above)
   std::size_t size_ = 0;
   std::size_t capacity_ = 0;
 };
@@ -90,13 +121,15 @@ inline constexpr std::size_t kFirstReadChunk = 64 << 10;
 // error (a budget exceeded); `done(ec)` is called once, with the message complete when !ec.
 template <class Stream, class Progress, class Done>
 void async_read_chunked(Stream& ws, MessageBuffer& buffer, Progress progress, Done done) {
-  const std::size_t chunk = buffer.size() == 0 ? kFirstReadChunk : kReadChunk;
+  const bool first = buffer.size() == 0;
+  const std::size_t chunk = first ? kFirstReadChunk : kReadChunk;
   if (!buffer.reserve_next(chunk)) {
     return done(make_error_code(boost::system::errc::not_enough_memory));
   }
   ws.async_read_some(buffer, chunk,
-                     [&ws, &buffer, progress = std::move(progress), done = std::move(done)](
+                     [&ws, &buffer, first, progress = std::move(progress), done = std::move(done)](
                          boost::system::error_code ec, std::size_t) mutable {
+                       if (!ec && first) buffer.align_large_payload();
                        if (!ec) ec = progress();
                        if (ec || ws.is_message_done()) return done(ec);
                        async_read_chunked(ws, buffer, std::move(progress), std::move(done));

@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include "torchbridge/ir/exclusive_block.hpp"
+
 namespace tb::backend::libtorch {
 
 using ir::DTypeKind;
@@ -117,6 +119,18 @@ ir::Bytes view_of(const at::Tensor& contiguous) {
 
 }  // namespace
 
+bool can_borrow(const ir::Bytes& bytes, std::size_t element_size) {
+  // Uploads of at least this size become tensors over the message's own memory.
+  constexpr std::size_t kBorrowFrom = 64 * 1024;
+  // What the tensor may pin beyond its own bytes (the rest of its message: task headers, small
+  // tasks beside it), uncounted by the tensor limits.
+  constexpr std::size_t kPinSlack = 64 * 1024;
+  const auto* block = ir::exclusive_block_of(bytes);
+  return block != nullptr && bytes.size() >= kBorrowFrom &&
+         block->size - std::min(block->size, bytes.size()) <= kPinSlack &&
+         reinterpret_cast<std::uintptr_t>(bytes.data()) % element_size == 0;
+}
+
 Result<at::Tensor> tensor_from_data(const ir::TensorData& data, const at::Device& device) {
   if (data.dtype.is_quantized()) {
     return make_error(ErrorCode::kInternal, "quantized data goes through quant::from_data");
@@ -131,8 +145,15 @@ Result<at::Tensor> tensor_from_data(const ir::TensorData& data, const at::Device
   auto sizes = sizes_of(data.shape);
   at::Tensor host;
   if (auto wt = wire_type(data.dtype)) {
-    host = at::empty(sizes, at::TensorOptions().dtype(*wt));
-    if (expected) std::memcpy(host.data_ptr(), data.bytes.data(), expected);
+    if (can_borrow(data.bytes, data.dtype.element_size())) {
+      // The tensor keeps the received message's buffer, which is exclusively the frame's.
+      auto* p = const_cast<std::uint8_t*>(data.bytes.data());
+      host = at::from_blob(
+          p, sizes, [owner = data.bytes.owner()](void*) {}, at::TensorOptions().dtype(*wt));
+    } else {
+      host = at::empty(sizes, at::TensorOptions().dtype(*wt));
+      if (expected) std::memcpy(host.data_ptr(), data.bytes.data(), expected);
+    }
   } else if (data.dtype.kind == DTypeKind::U16) {
     host = widen<std::uint16_t, std::int32_t>(data.bytes, sizes, at::kInt);
   } else if (data.dtype.kind == DTypeKind::U32) {

@@ -20,6 +20,10 @@ at::ScalarType storage_type(const ir::DType& dtype);
 at::Tensor to_storage(const at::Tensor& value, const ir::DType& declared);
 
 // A tensor on `device` from Burn's TensorData (row-major bytes of data.dtype).
+// Whether an upload's bytes may become the tensor's storage instead of being copied: an exclusive
+// owner (a received message) that they fill but for a small slack, aligned for their elements,
+// and large enough for the copy to matter.
+bool can_borrow(const ir::Bytes& bytes, std::size_t element_size);
 Result<at::Tensor> tensor_from_data(const ir::TensorData& data, const at::Device& device);
 // Burn's TensorData of `tensor` in `dtype` (bytes exactly numel * size(dtype)).
 Result<ir::TensorData> data_from_tensor(const at::Tensor& tensor, const ir::DType& dtype);

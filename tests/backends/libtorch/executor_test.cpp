@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 
 #include "backends/libtorch/op_test_util.hpp"
+#include "torchbridge/ir/exclusive_block.hpp"
 
 namespace tb::test {
 namespace {
@@ -390,6 +391,76 @@ TEST_F(Executor, LiveBytesFollowRegistersAliasesOpsConsumedInputsAndDrops) {
   ASSERT_TRUE(exec->read_tensor(tir(1, {2}, DTypeKind::F32, TensorStatus::ReadWrite)));
   EXPECT_EQ(bytes(), 0u);
   EXPECT_EQ(exec->stats().live_tensors, 0u);
+}
+
+}  // namespace
+}  // namespace tb::test
+
+namespace tb::test {
+namespace {
+
+// A received message's buffer (MessageBuffer::release): an exclusive owner that says its size.
+struct Message {
+  ir::Bytes block;
+  explicit Message(std::size_t n)
+      : block(ir::exclusive_block(static_cast<std::uint8_t*>(std::aligned_alloc(64, n)), n)) {}
+  long owners() const { return block.owner().use_count(); }
+  // `count` f32 values i * 0.5 from `offset`, as the message's payload.
+  TensorData payload(std::size_t offset, std::size_t count) const {
+    auto* f = const_cast<std::uint8_t*>(block.data()) + offset;
+    for (std::size_t i = 0; i < count; ++i) {
+      const float v = static_cast<float>(i) * 0.5f;
+      std::memcpy(f + i * 4, &v, 4);
+    }
+    return TensorData{block.slice(offset, count * 4), Dims{count}, DTypeKind::F32};
+  }
+};
+
+// Uploads that fill their message become the tensor's storage: one copy of every upload less.
+TEST_F(Executor, AnUploadFillingItsMessageIsKeptInsteadOfCopied) {
+  const std::size_t n = 64 * 1024;
+  Message m(16 + n * 4);
+  const auto t = tir(1, {n});
+  ASSERT_TRUE(exec->register_tensor(t.id, m.payload(16, n)));
+  EXPECT_GT(m.owners(), 1) << "the tensor keeps the message";
+  // In-place work on the tensor (a ReadWrite input) writes into the message's memory, which is
+  // the tensor's alone; reading the result is right.
+  EXPECT_TRUE(exec->execute(make_op<OpKind::NumericFloat_AddScalar>(
+      ScalarOpIr{rw(t), ScalarIr::f(1.0), out(2, {n})}, DTypeKind::F32)));
+  const auto back = get(rw(tir(2, {n})));
+  ASSERT_EQ(back.size(), n);
+  EXPECT_EQ(back[0], 1.0);
+  EXPECT_EQ(back[n - 1], static_cast<double>(n - 1) * 0.5 + 1.0);
+  EXPECT_EQ(exec->stats().live_tensors, 0u);
+  EXPECT_EQ(m.owners(), 1) << "the message is freed with the tensor";
+}
+
+TEST_F(Executor, UploadsAreCopiedWhenKeepingTheirMessageWouldPinMoreOrMisalign) {
+  const std::size_t n = 64 * 1024;
+  {
+    Message m(16 + n * 4);
+    ASSERT_TRUE(exec->register_tensor(tir(1, {n}).id, m.payload(17, n - 1)));  // misaligned
+    EXPECT_EQ(m.owners(), 1);
+  }
+  {
+    Message m(n * 4 + 1024 * 1024);  // 1 MiB of the message is something else
+    ASSERT_TRUE(exec->register_tensor(tir(2, {n}).id, m.payload(0, n)));
+    EXPECT_EQ(m.owners(), 1);
+  }
+  {
+    Message m(16 + n * 4);
+    auto shared = m.payload(16, n);
+    // The same memory behind an owner that does not say it is exclusive.
+    shared.bytes =
+        ir::Bytes(std::shared_ptr<const void>(nullptr, [keep = m.block.owner()](const void*) {}),
+                  shared.bytes.data(), shared.bytes.size());
+    const long before = m.owners();
+    ASSERT_TRUE(exec->register_tensor(tir(3, {n}).id, shared));
+    EXPECT_EQ(m.owners(), before) << "copied: the tensor does not keep the memory";
+  }
+  EXPECT_EQ(get(tir(1, {n - 1}))[1], 0.5);
+  EXPECT_EQ(get(tir(2, {n}))[n - 1], static_cast<double>(n - 1) * 0.5);
+  EXPECT_EQ(get(tir(3, {n}))[2], 1.0);
 }
 
 }  // namespace

@@ -1,0 +1,34 @@
+// A block of memory whose bytes belong to one ir::Bytes owner alone: a received message's buffer,
+// whose decoded slices never overlap and which nothing else reads or writes. A consumer finds it
+// with std::get_deleter<ExclusiveBlock>(bytes.owner()) and may then keep a slice (an upload
+// becoming a tensor's storage, written in place) instead of copying it, knowing how much memory
+// keeping it pins. Any other owner may be shared: copy before keeping or writing.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <memory>
+
+#include "torchbridge/ir/bytes.hpp"
+
+namespace tb::ir {
+
+struct ExclusiveBlock {
+  std::size_t size = 0;  // the block's bytes, all of which a kept slice keeps alive
+  void operator()(std::uint8_t* p) const { std::free(p); }
+};
+
+// Bytes over a malloc'd block of `size` bytes, which they own and free.
+inline Bytes exclusive_block(std::uint8_t* p, std::size_t size) {
+  // If the control block cannot be allocated, the deleter frees `p` before the throw.
+  std::shared_ptr<std::uint8_t> owner(p, ExclusiveBlock{size});
+  return Bytes(std::move(owner), p, size);
+}
+
+// The block `bytes` lie in when its owner is exclusive; null otherwise.
+inline const ExclusiveBlock* exclusive_block_of(const Bytes& bytes) {
+  return bytes.owner() ? std::get_deleter<ExclusiveBlock>(bytes.owner()) : nullptr;
+}
+
+}  // namespace tb::ir
