@@ -123,6 +123,7 @@ std::shared_ptr<FailureLog::Failure> LibTorchExecutor::record(const Error& error
 }
 
 Status LibTorchExecutor::register_tensor(ir::TensorId id, const ir::TensorData& data) {
+  flush_run();  // never deferred across the graph that deferred it (see end_graph)
   Handle handle;
   const Status status = aten_guard("", [&]() -> Status {
     if (data.dtype.is_quantized()) {
@@ -143,6 +144,7 @@ Status LibTorchExecutor::register_tensor(ir::TensorId id, const ir::TensorData& 
 }
 
 Status LibTorchExecutor::register_alias(ir::TensorId new_id, ir::TensorId src) {
+  flush_run();  // never deferred across the graph that deferred it (see end_graph)
   const auto it = handles_.find(src.value);
   if (it == handles_.end()) {
     Error e = make_error(ErrorCode::kNotFound, "alias source tensor #{} is unknown", src.value);
@@ -156,6 +158,7 @@ Status LibTorchExecutor::register_alias(ir::TensorId new_id, ir::TensorId src) {
 }
 
 Result<ir::TensorData> LibTorchExecutor::read_tensor(const ir::TensorIr& t) {
+  flush_run();  // never deferred across the graph that deferred it (see end_graph)
   auto handle = lookup(t);
   if (!handle) {
     // This answer tells the client of the failure, so the next sync does not tell it again.
@@ -197,8 +200,28 @@ Result<ir::TensorData> LibTorchExecutor::read_tensor(const ir::TensorIr& t) {
 
 // An op runs in three steps: resolve its inputs, run its lowering (through the quantized rewrite
 // only when it touches a quantized tensor), commit its outputs or its failure.
+void LibTorchExecutor::flush_run() {
+  if (run_.empty()) return;
+  const Status ran = aten_guard("running a graph's element-wise ops", [&] {
+    run_.flush(handles_);
+    return ok();
+  });
+  if (!ran) {
+    const auto failure = record(ran.error());
+    for (const std::uint64_t id : run_.outputs()) poison(id, failure);
+    run_.clear();
+  }
+}
+
+void LibTorchExecutor::end_graph() {
+  flush_run();
+  in_graph_ = false;
+}
+
 Status LibTorchExecutor::execute(const ir::OperationIr& op) {
   ++stats_.ops;
+  if (in_graph_ && device_.is_cpu() && run_.try_add(op, handles_)) return ok();
+  flush_run();
   switch (op.category()) {
     case ir::OpCategory::Init:
       return ok();  // registered by RegisterTensor already
@@ -313,6 +336,7 @@ void LibTorchExecutor::device_sync() {
 }
 
 Status LibTorchExecutor::sync() {
+  flush_run();  // never deferred across the graph that deferred it (see end_graph)
   if (Status s = aten_guard("device synchronisation failed", [&] { device_sync(); }); !s) {
     record(s.error());
   }
@@ -320,6 +344,7 @@ Status LibTorchExecutor::sync() {
 }
 
 void LibTorchExecutor::fail(const Error& error, const std::vector<ir::TensorId>& poisoned) {
+  flush_run();  // never deferred across the graph that deferred it (see end_graph)
   const auto failure = record(error);
   for (const auto& id : poisoned) poison(id.value, failure);
 }
@@ -346,6 +371,7 @@ void LibTorchExecutor::seed(std::uint64_t seed) {
 
 Result<std::shared_ptr<const Transferable>> LibTorchExecutor::take_for_transfer(
     const ir::TensorIr& t) {
+  flush_run();  // never deferred across the graph that deferred it (see end_graph)
   auto handle = lookup(t);
   if (!handle) return handle.error();
   std::shared_ptr<const Transferable> out;
@@ -364,6 +390,7 @@ Result<std::shared_ptr<const Transferable>> LibTorchExecutor::take_for_transfer(
 }
 
 Status LibTorchExecutor::register_transferred(ir::TensorId id, const Transferable& tensor) {
+  flush_run();  // never deferred across the graph that deferred it (see end_graph)
   const auto* torch = dynamic_cast<const TorchTransferable*>(&tensor);
   const auto* quantized = dynamic_cast<const QuantTransferable*>(&tensor);
   if (!torch && !quantized) {

@@ -9,6 +9,7 @@
 
 #include <ATen/ATen.h>
 
+#include "elementwise_run.hpp"
 #include "failure_log.hpp"
 #include "handle_table.hpp"
 #include "quant.hpp"
@@ -67,6 +68,8 @@ class LibTorchExecutor final : public Executor {
                                             : quant::Encoding::kMulInverseHalfAway;
   }
   Status execute(const ir::OperationIr& op) override;
+  void begin_graph() override { in_graph_ = true; }
+  void end_graph() override;
   Status sync() override;
   void fail(const Error& error, const std::vector<ir::TensorId>& poisoned) override;
   ir::DTypeUsageSet dtype_usage(const ir::DType& dtype) override;
@@ -106,6 +109,8 @@ class LibTorchExecutor final : public Executor {
   // A new failure, to be reported by the next sync unless a read reports it first.
   std::shared_ptr<FailureLog::Failure> record(const Error& error);
   void device_sync();
+  // Runs the deferred element-wise ops (a failure poisons their outputs).
+  void flush_run();
 
   at::Device device_;
   std::shared_ptr<const CustomOpRegistry> custom_ops_;
@@ -117,6 +122,9 @@ class LibTorchExecutor final : public Executor {
   std::uint64_t next_window_ = 1;
   ExecutorStats stats_;
   std::unique_ptr<Scratch> scratch_;
+  // Element-wise ops of the graph being replayed, deferred to run as one (elementwise_run.hpp).
+  ElementwiseRun run_;
+  bool in_graph_ = false;
 };
 
 }  // namespace tb::backend::libtorch

@@ -1,0 +1,322 @@
+#include "elementwise_run.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include <ATen/Parallel.h>
+
+namespace tb::backend::libtorch {
+namespace {
+
+using ir::OpKind;
+
+// Elements evaluated per op before moving to the next op: every intermediate of the block stays
+// in L1.
+constexpr std::int64_t kBlock = 1024;
+// Larger runs would lose ATen's intra-op parallelism; below this ATen runs them on one thread too.
+constexpr std::int64_t kParallelFrom = 32768;
+
+bool same_dims(const ir::Dims& dims, const std::vector<std::int64_t>& sizes) {
+  if (dims.size() != sizes.size()) return false;
+  for (std::size_t i = 0; i < dims.size(); ++i) {
+    if (static_cast<std::int64_t>(dims[i]) != sizes[i]) return false;
+  }
+  return true;
+}
+
+// An f32 scalar operand as the lowerings use it: a double scalar rounded once to f32. A finite
+// value beyond f32's range is left to the lowering, which reports it (ATen's fill refuses it).
+bool f32_scalar(const ir::ScalarIr& s, float& out) {
+  if (s.kind() != ir::ScalarKind::Float) return false;
+  const double v = std::get<double>(s.value);
+  if (std::isfinite(v) && std::fabs(v) > std::numeric_limits<float>::max()) return false;
+  out = static_cast<float>(v);
+  return true;
+}
+
+// An operand's base pointer, and whether it moves with the block (a tensor) or not (a slot).
+struct Ptr {
+  void* base = nullptr;
+  bool moves = false;
+  template <class T>
+  T* at(std::int64_t start) const {
+    return reinterpret_cast<T*>(static_cast<char*>(base) + (moves ? start * sizeof(T) : 0));
+  }
+};
+
+}  // namespace
+
+bool ElementwiseRun::operand(const ir::TensorIr& t, bool is_bool, const HandleTable& handles,
+                             Operand& out) {
+  if (t.dtype.is_bool() != is_bool || (!is_bool && t.dtype.kind != ir::DTypeKind::F32)) {
+    return false;
+  }
+  if (!same_dims(t.shape.dims, sizes_)) return false;
+  if (const auto it = pending_.find(t.id.value); it != pending_.end()) {
+    if (ops_[it->second].bool_out != is_bool) return false;
+    out.value = it->second;
+    return true;
+  }
+  if (std::find(consumed_.begin(), consumed_.end(), t.id.value) != consumed_.end()) return false;
+  const auto it = handles.find(t.id.value);
+  if (it == handles.end()) return false;
+  const Handle& h = it->second;
+  if (h.failure || h.q || h.held || !h.tensor.defined() || !h.tensor.device().is_cpu() ||
+      h.tensor.scalar_type() != (is_bool ? at::kBool : at::kFloat) || !h.tensor.is_contiguous() ||
+      h.tensor.sizes() != at::IntArrayRef(sizes_)) {
+    return false;
+  }
+  out.tensor = &h.tensor;
+  return true;
+}
+
+bool ElementwiseRun::try_add(const ir::OperationIr& op, const HandleTable& handles) {
+  Op o{};
+  const ir::TensorIr* a = nullptr;
+  const ir::TensorIr* b = nullptr;
+  const ir::TensorIr* mask = nullptr;
+  const ir::TensorIr* out = nullptr;
+  const auto binary = [&](Fn fn) {
+    const auto& p = op.as<ir::BinaryOpIr>();
+    o.fn = fn;
+    a = &p.lhs;
+    b = &p.rhs;
+    out = &p.out;
+    return true;
+  };
+  const auto scalar = [&](Fn fn) {
+    const auto& p = op.as<ir::ScalarOpIr>();
+    o.fn = fn;
+    a = &p.lhs;
+    out = &p.out;
+    return f32_scalar(p.rhs, o.scalar);
+  };
+  bool known = false;
+  switch (op.kind) {
+    case OpKind::NumericFloat_Add:
+      known = binary(Fn::kAdd);
+      break;
+    case OpKind::NumericFloat_Sub:
+      known = binary(Fn::kSub);
+      break;
+    case OpKind::NumericFloat_Mul:
+      known = binary(Fn::kMul);
+      break;
+    case OpKind::NumericFloat_Div:
+      known = binary(Fn::kDiv);
+      break;
+    case OpKind::NumericFloat_AddScalar:
+      known = scalar(Fn::kAdd);
+      break;
+    case OpKind::NumericFloat_SubScalar:
+      known = scalar(Fn::kSub);
+      break;
+    case OpKind::NumericFloat_MulScalar:
+      known = scalar(Fn::kMul);
+      break;
+    case OpKind::NumericFloat_DivScalar:
+      known = scalar(Fn::kDiv);
+      break;
+    case OpKind::NumericFloat_LowerElem:
+      known = scalar(Fn::kLower);
+      break;
+    case OpKind::NumericFloat_LowerEqualElem:
+      known = scalar(Fn::kLowerEqual);
+      break;
+    case OpKind::NumericFloat_GreaterElem:
+      known = scalar(Fn::kGreater);
+      break;
+    case OpKind::NumericFloat_GreaterEqualElem:
+      known = scalar(Fn::kGreaterEqual);
+      break;
+    case OpKind::BaseFloat_MaskFill: {
+      const auto& p = op.as<ir::MaskFillOpIr>();
+      o.fn = Fn::kMaskFill;
+      a = &p.tensor;
+      mask = &p.mask;
+      out = &p.out;
+      known = f32_scalar(p.value, o.scalar);
+      break;
+    }
+    default:
+      return false;
+  }
+  if (!known) return false;
+  o.bool_out = o.fn == Fn::kLower || o.fn == Fn::kLowerEqual || o.fn == Fn::kGreater ||
+               o.fn == Fn::kGreaterEqual;
+  if (ir::category_has_dtype(op.category()) && op.dtype.kind != ir::DTypeKind::F32) return false;
+  if (o.bool_out ? !out->dtype.is_bool() : out->dtype.kind != ir::DTypeKind::F32) return false;
+
+  if (ops_.empty()) {
+    sizes_.assign(out->shape.dims.begin(), out->shape.dims.end());
+    numel_ = static_cast<std::int64_t>(ir::num_elements(out->shape.dims));
+    if (numel_ == 0 || (numel_ >= kParallelFrom && at::get_num_threads() > 1)) return false;
+  } else if (!same_dims(out->shape.dims, sizes_)) {
+    return false;
+  }
+  const std::uint64_t out_id = out->id.value;
+  if (handles.find(out_id) != handles.end() || pending_.count(out_id) ||
+      std::find(consumed_.begin(), consumed_.end(), out_id) != consumed_.end()) {
+    return false;
+  }
+  if (!operand(*a, false, handles, o.a)) return false;
+  if (b && !operand(*b, false, handles, o.b)) return false;
+  if (mask && !operand(*mask, true, handles, o.mask)) return false;
+
+  // Accepted: record the reads, then what the op consumes (ReadWrite: the input's last use).
+  const auto index = static_cast<std::int32_t>(ops_.size());
+  o.out_id = out_id;
+  for (const auto& [t, operand] : {std::pair{a, o.a}, std::pair{b, o.b}, std::pair{mask, o.mask}}) {
+    if (t == nullptr) continue;
+    if (operand.value >= 0) ops_[operand.value].last_use = index;
+    if (t->status != ir::TensorStatus::ReadWrite) continue;
+    if (operand.value >= 0) {
+      pending_.erase(t->id.value);
+    } else if (std::find(consumed_.begin(), consumed_.end(), t->id.value) == consumed_.end()) {
+      consumed_.push_back(t->id.value);
+    }
+  }
+  ops_.push_back(o);
+  pending_[out_id] = index;
+  return true;
+}
+
+std::vector<std::uint64_t> ElementwiseRun::outputs() const {
+  std::vector<std::uint64_t> ids;
+  for (const auto& [id, index] : pending_) ids.push_back(id);
+  return ids;
+}
+
+void ElementwiseRun::clear() {
+  ops_.clear();
+  pending_.clear();
+  consumed_.clear();
+  sizes_.clear();
+  numel_ = 0;
+}
+
+void ElementwiseRun::flush(HandleTable& handles) {
+  if (ops_.empty()) return;
+  const std::size_t n = ops_.size();
+  for (const auto& [id, index] : pending_) ops_[index].stored = true;
+
+  // Where each result lives: its own tensor when stored, else a scratch slot of one block, reused
+  // once its last reader has run.
+  std::vector<at::Tensor> stored(n);
+  std::vector<std::int32_t> slot(n, -1);
+  std::vector<std::int32_t> free_slots;
+  std::int32_t slots = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    Op& o = ops_[i];
+    // The result's place is taken before the inputs' are given back: a result never shares a
+    // slot with an input (a bool and a float element differ in width).
+    if (o.stored) {
+      stored[i] = at::empty(sizes_, o.bool_out ? at::kBool : at::kFloat);
+    } else if (!free_slots.empty()) {
+      slot[i] = free_slots.back();
+      free_slots.pop_back();
+    } else {
+      slot[i] = slots++;
+    }
+    for (const Operand* in : {&o.a, &o.b, &o.mask}) {
+      if (in->value >= 0 && !ops_[in->value].stored && ops_[in->value].last_use == int(i) &&
+          std::find(free_slots.begin(), free_slots.end(), slot[in->value]) == free_slots.end()) {
+        free_slots.push_back(slot[in->value]);
+      }
+    }
+    if (!o.stored && o.last_use < 0) free_slots.push_back(slot[i]);  // never read: dead at once
+  }
+  // One block of 4-byte elements per slot (a bool result uses the first quarter).
+  std::vector<float> scratch(static_cast<std::size_t>(slots) * kBlock);
+
+  const auto where_result = [&](std::int32_t v) {
+    if (ops_[v].stored) return Ptr{stored[v].data_ptr(), true};
+    return Ptr{scratch.data() + static_cast<std::size_t>(slot[v]) * kBlock, false};
+  };
+  const auto where = [&](const Operand& o) {
+    if (o.tensor != nullptr) return Ptr{o.tensor->data_ptr(), true};
+    if (o.value >= 0) return where_result(o.value);
+    return Ptr{};
+  };
+  struct Bound {
+    Ptr a, b, mask, out;
+  };
+  std::vector<Bound> bound(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    bound[i] = {where(ops_[i].a), where(ops_[i].b), where(ops_[i].mask),
+                where_result(static_cast<std::int32_t>(i))};
+  }
+
+  for (std::int64_t start = 0; start < numel_; start += kBlock) {
+    const std::int64_t len = std::min(kBlock, numel_ - start);
+    for (std::size_t i = 0; i < n; ++i) {
+      const Op& o = ops_[i];
+      const Bound& p = bound[i];
+      const float* a = p.a.at<const float>(start);
+      const float s = o.scalar;
+      if (o.bool_out) {
+        // IEEE comparisons, as ATen's: false for NaN.
+        bool* y = p.out.at<bool>(start);
+        switch (o.fn) {
+          case Fn::kLower:
+            for (std::int64_t k = 0; k < len; ++k) y[k] = a[k] < s;
+            break;
+          case Fn::kLowerEqual:
+            for (std::int64_t k = 0; k < len; ++k) y[k] = a[k] <= s;
+            break;
+          case Fn::kGreater:
+            for (std::int64_t k = 0; k < len; ++k) y[k] = a[k] > s;
+            break;
+          default:
+            for (std::int64_t k = 0; k < len; ++k) y[k] = a[k] >= s;
+            break;
+        }
+        continue;
+      }
+      float* y = p.out.at<float>(start);
+      if (o.fn == Fn::kMaskFill) {
+        const bool* m = p.mask.at<const bool>(start);
+        for (std::int64_t k = 0; k < len; ++k) y[k] = m[k] ? s : a[k];
+        continue;
+      }
+      const float* b = o.b.tensor || o.b.value >= 0 ? p.b.at<const float>(start) : nullptr;
+      switch (o.fn) {
+        case Fn::kAdd:
+          if (b)
+            for (std::int64_t k = 0; k < len; ++k) y[k] = a[k] + b[k];
+          else
+            for (std::int64_t k = 0; k < len; ++k) y[k] = a[k] + s;
+          break;
+        case Fn::kSub:
+          if (b)
+            for (std::int64_t k = 0; k < len; ++k) y[k] = a[k] - b[k];
+          else
+            for (std::int64_t k = 0; k < len; ++k) y[k] = a[k] - s;
+          break;
+        case Fn::kMul:
+          if (b)
+            for (std::int64_t k = 0; k < len; ++k) y[k] = a[k] * b[k];
+          else
+            for (std::int64_t k = 0; k < len; ++k) y[k] = a[k] * s;
+          break;
+        case Fn::kDiv:
+          if (b)
+            for (std::int64_t k = 0; k < len; ++k) y[k] = a[k] / b[k];
+          else
+            for (std::int64_t k = 0; k < len; ++k) y[k] = a[k] / s;
+          break;
+        default:
+          break;
+      }
+    }
+  }
+
+  for (std::size_t i = 0; i < n; ++i) {
+    if (ops_[i].stored) handles.set(ops_[i].out_id, Handle{std::move(stored[i])});
+  }
+  for (const std::uint64_t id : consumed_) handles.erase(id);
+  clear();
+}
+
+}  // namespace tb::backend::libtorch

@@ -1,0 +1,75 @@
+// Element-wise ops of a graph replay run as one loop (issue 18, compiled graph replays).
+//
+// Burn's fusion client sends chains of element-wise ops as one registered graph and replays it by
+// id; op by op, each op on a small tensor costs ATen's dispatch, a TensorIterator and a new
+// storage, several times what the arithmetic costs. During a replay (Executor::begin_graph ..
+// end_graph) the executor defers the ops this class accepts, then evaluates the whole run block
+// by block: every op over one block of elements while it is in cache, intermediates consumed
+// within the run never materialised. Only ops whose results are bit for bit those of their
+// lowerings are accepted (f32 add, sub, mul and div, with a tensor or a scalar; comparisons with a
+// scalar and the mask fill, which make ReLU as the fusion client sends it), on contiguous CPU
+// tensors of the run's one shape. Anything else ends the run: it is evaluated, then the op runs as
+// usual.
+#pragma once
+
+#include <cstdint>
+#include <unordered_map>
+#include <vector>
+
+#include "handle_table.hpp"
+#include "torchbridge/ir/operation.hpp"
+
+namespace tb::backend::libtorch {
+
+class ElementwiseRun {
+ public:
+  // Records `op` when it can join the run, given the tensors in `handles` (never changed here).
+  bool try_add(const ir::OperationIr& op, const HandleTable& handles);
+  bool empty() const { return ops_.empty(); }
+  std::size_t size() const { return ops_.size(); }
+  // Evaluates the recorded ops: stores the results still referenced afterwards in `handles`,
+  // erases the inputs the run consumed (ReadWrite), and empties the run. ATen allocates the
+  // stored results: it may throw (the caller's guard poisons `outputs()` then).
+  void flush(HandleTable& handles);
+  // The ids the pending ops will store (for poisoning when flush fails).
+  std::vector<std::uint64_t> outputs() const;
+  void clear();
+
+ private:
+  enum class Fn : std::uint8_t {
+    kAdd,
+    kSub,
+    kMul,
+    kDiv,
+    kLower,
+    kLowerEqual,
+    kGreater,
+    kGreaterEqual,  // against a scalar: bool results
+    kMaskFill,
+  };
+  // An operand: a tensor of the handle table, a pending op's result, or nothing.
+  struct Operand {
+    const at::Tensor* tensor = nullptr;  // a stored tensor (kept alive by `handles` until flush)
+    std::int32_t value = -1;             // index of the pending op whose result it is
+  };
+  struct Op {
+    Fn fn;
+    Operand a, b, mask;
+    float scalar = 0;  // the scalar operand, or the fill value
+    bool bool_out = false;
+    std::uint64_t out_id;
+    std::int32_t last_use = -1;  // the last op reading this result (-1: none in the run)
+    bool stored = false;         // referenced after the run: materialised in a tensor
+  };
+
+  bool operand(const ir::TensorIr& t, bool is_bool, const HandleTable& handles, Operand& out);
+
+  std::vector<Op> ops_;
+  std::vector<std::int64_t> sizes_;  // the run's shape
+  std::int64_t numel_ = 0;
+  std::unordered_map<std::uint64_t, std::int32_t> pending_;  // out id -> op index, while live
+  std::vector<std::uint64_t> consumed_;                      // stored inputs read ReadWrite
+  std::vector<std::uint64_t> consumed_pending_;              // pending results read ReadWrite
+};
+
+}  // namespace tb::backend::libtorch

@@ -1,0 +1,324 @@
+// Compiled graph replays (elementwise_run.hpp): a graph's element-wise ops run as one loop must
+// leave exactly what running them op by op leaves: the same tensors, bit for bit, the same ids
+// consumed, the same errors. Every test runs one op stream twice, once inside begin_graph /
+// end_graph and once op by op, on two executors, and compares everything.
+#include <gmock/gmock.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+
+#include "backends/libtorch/op_test_util.hpp"
+#include "executor.hpp"
+
+namespace tb::test {
+namespace {
+
+using backend::Executor;
+
+struct Stream {
+  std::vector<std::pair<std::uint64_t, TensorData>> inputs;
+  std::vector<OperationIr> ops;
+  std::vector<TensorIr> reads;  // read at the end, each ReadOnly
+};
+
+struct Outcome {
+  std::vector<Status> statuses;
+  std::vector<std::optional<TensorData>> reads;  // nullopt: the read failed
+  std::vector<std::string> read_errors;
+  std::uint64_t live_tensors = 0;
+  bool sync_failed = false;
+};
+
+Outcome run_stream(Executor& e, const Stream& s, bool as_graph) {
+  Outcome o;
+  for (const auto& [id, data] : s.inputs) EXPECT_TRUE(e.register_tensor(TensorId{id}, data));
+  if (as_graph) e.begin_graph();
+  for (const auto& op : s.ops) o.statuses.push_back(e.execute(op));
+  if (as_graph) e.end_graph();
+  o.live_tensors = e.stats().live_tensors;
+  for (auto t : s.reads) {
+    t.status = TensorStatus::ReadOnly;
+    auto r = e.read_tensor(t);
+    o.reads.push_back(r ? std::optional<TensorData>(r.value()) : std::nullopt);
+    o.read_errors.push_back(r ? "" : r.error().what());
+  }
+  o.sync_failed = !e.sync();
+  return o;
+}
+
+class ElementwiseRun : public OpTest {
+ protected:
+  void expect_same(const Stream& s) {
+    auto graph = backend_->new_executor();
+    auto plain = backend_->new_executor();
+    const Outcome a = run_stream(*graph, s, true);
+    const Outcome b = run_stream(*plain, s, false);
+    ASSERT_EQ(a.reads.size(), b.reads.size());
+    EXPECT_EQ(a.live_tensors, b.live_tensors);
+    for (std::size_t i = 0; i < a.reads.size(); ++i) {
+      ASSERT_EQ(a.reads[i].has_value(), b.reads[i].has_value())
+          << "read of #" << s.reads[i].id.value << ": " << a.read_errors[i] << " / "
+          << b.read_errors[i];
+      if (a.reads[i]) {
+        // Bit for bit: NaN payloads, signed zeros and all.
+        EXPECT_EQ(*a.reads[i], *b.reads[i]) << "tensor #" << s.reads[i].id.value;
+      }
+    }
+    EXPECT_EQ(a.sync_failed, b.sync_failed);
+  }
+};
+
+TensorData f32_data(const Dims& dims, const std::vector<float>& v) {
+  TensorData d;
+  d.shape = dims;
+  d.dtype = DTypeKind::F32;
+  d.bytes = ir::Bytes::copy_of(v.data(), v.size() * sizeof(float));
+  return d;
+}
+
+std::vector<float> special_values(std::size_t n, std::uint32_t seed) {
+  const float inf = std::numeric_limits<float>::infinity();
+  const std::vector<float> specials = {0.0f,    -0.0f, inf,    -inf, std::nanf(""), 1e-40f,
+                                       -1e-40f, 3e38f, -3e38f, 1.0f, -1.0f,         0.5f};
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(-4, 4);
+  std::vector<float> v(n);
+  for (std::size_t i = 0; i < n; ++i)
+    v[i] = (i % 7 == 0) ? specials[(i / 7) % specials.size()] : u(rng);
+  return v;
+}
+
+TensorIr f(std::uint64_t id, const Dims& d, TensorStatus s = TensorStatus::ReadOnly) {
+  TensorIr t = tir(id, d);
+  t.status = s;
+  return t;
+}
+TensorIr mask_ir(std::uint64_t id, const Dims& d, TensorStatus s = TensorStatus::ReadOnly) {
+  TensorIr t = tir(id, d, DType::boolean(BoolStore::Native));
+  t.status = s;
+  return t;
+}
+
+// The op-bound benchmark's chain as Burn's fusion client sends it: add, mul, sub, div by
+// constant tensors and relu (lower-than-zero mask, then mask fill), each consuming its input.
+TEST_F(ElementwiseRun, TheFusionClientsChainIsBitForBitTheSame) {
+  for (const Dims& d : {Dims{16, 16}, Dims{3, 1000}, Dims{1}, Dims{2049}}) {
+    const auto n = ir::num_elements(d);
+    Stream s;
+    s.inputs = {{1, f32_data(d, special_values(n, 1))},
+                {2, f32_data(d, special_values(n, 2))},
+                {3, f32_data(d, special_values(n, 3))}};
+    std::uint64_t x = 1;
+    std::uint64_t next = 10;
+    const auto rw = TensorStatus::ReadWrite;
+    for (int i = 0; i < 50; ++i) {
+      const std::uint64_t y = next++;
+      const auto in = f(x, d, x == 1 && i == 0 ? TensorStatus::ReadOnly : rw);
+      switch (i % 5) {
+        case 0:
+          s.ops.push_back(make_op<OpKind::NumericFloat_Add>(
+              BinaryOpIr{in, f(2, d), f(y, d, TensorStatus::NotInit)}, DTypeKind::F32));
+          break;
+        case 1:
+          s.ops.push_back(make_op<OpKind::NumericFloat_Mul>(
+              BinaryOpIr{in, f(3, d), f(y, d, TensorStatus::NotInit)}, DTypeKind::F32));
+          break;
+        case 2:
+          s.ops.push_back(make_op<OpKind::NumericFloat_Sub>(
+              BinaryOpIr{in, f(2, d), f(y, d, TensorStatus::NotInit)}, DTypeKind::F32));
+          break;
+        case 3:
+          s.ops.push_back(make_op<OpKind::NumericFloat_Div>(
+              BinaryOpIr{in, f(3, d), f(y, d, TensorStatus::NotInit)}, DTypeKind::F32));
+          break;
+        default: {
+          const std::uint64_t m = next++;
+          // Burn's relu: x <= 0 (false for NaN), then fill with 0.
+          s.ops.push_back(make_op<OpKind::NumericFloat_LowerEqualElem>(
+              ScalarOpIr{f(x, d), ScalarIr::f(0.0), mask_ir(m, d, TensorStatus::NotInit)},
+              DTypeKind::F32));
+          s.ops.push_back(make_op<OpKind::BaseFloat_MaskFill>(MaskFillOpIr{
+              in, mask_ir(m, d, rw), ScalarIr::f(0.0), f(y, d, TensorStatus::NotInit)}));
+        }
+      }
+      x = y;
+    }
+    s.reads = {f(x, d), f(1, d), f(2, d)};
+    expect_same(s);
+  }
+}
+
+TEST_F(ElementwiseRun, ScalarOperandsAndResultsStillReferencedAfterTheRun) {
+  const Dims d{5, 7};
+  Stream s;
+  s.inputs = {{1, f32_data(d, special_values(35, 4))}};
+  const auto nd = TensorStatus::NotInit;
+  const auto rw = TensorStatus::ReadWrite;
+  s.ops = {
+      make_op<OpKind::NumericFloat_AddScalar>(ScalarOpIr{f(1, d), ScalarIr::f(0.1), f(2, d, nd)},
+                                              DTypeKind::F32),
+      make_op<OpKind::NumericFloat_SubScalar>(ScalarOpIr{f(2, d), ScalarIr::f(-2.5), f(3, d, nd)},
+                                              DTypeKind::F32),
+      make_op<OpKind::NumericFloat_MulScalar>(ScalarOpIr{f(3, d), ScalarIr::f(1e30), f(4, d, nd)},
+                                              DTypeKind::F32),
+      make_op<OpKind::NumericFloat_DivScalar>(
+          ScalarOpIr{f(4, d, rw), ScalarIr::f(3.0), f(5, d, nd)}, DTypeKind::F32),
+      make_op<OpKind::NumericFloat_DivScalar>(ScalarOpIr{f(5, d), ScalarIr::f(0.0), f(6, d, nd)},
+                                              DTypeKind::F32),
+      // x + x, and a mask that outlives the run.
+      make_op<OpKind::NumericFloat_Add>(BinaryOpIr{f(6, d), f(6, d, rw), f(7, d, nd)},
+                                        DTypeKind::F32),
+      make_op<OpKind::NumericFloat_LowerElem>(
+          ScalarOpIr{f(7, d), ScalarIr::f(1.0), mask_ir(8, d, nd)}, DTypeKind::F32),
+      make_op<OpKind::BaseFloat_MaskFill>(
+          MaskFillOpIr{f(3, d, rw), mask_ir(8, d), ScalarIr::f(-7.25), f(9, d, nd)}),
+      make_op<OpKind::NumericFloat_GreaterElem>(
+          ScalarOpIr{f(9, d), ScalarIr::f(-0.0), mask_ir(10, d, nd)}, DTypeKind::F32),
+      make_op<OpKind::NumericFloat_GreaterEqualElem>(
+          ScalarOpIr{f(1, d), ScalarIr::f(0.5), mask_ir(11, d, nd)}, DTypeKind::F32),
+      make_op<OpKind::NumericFloat_LowerElem>(
+          ScalarOpIr{f(1, d), ScalarIr::f(1e-40), mask_ir(12, d, nd)}, DTypeKind::F32),
+      make_op<OpKind::BaseFloat_MaskFill>(
+          MaskFillOpIr{f(9, d, rw), mask_ir(10, d, rw), ScalarIr::f(1e39), f(13, d, nd)}),
+  };
+  s.reads = {f(1, d),        f(2, d),        f(3, d),       f(4, d), f(5, d),
+             f(6, d),        f(7, d),        mask_ir(8, d), f(9, d), mask_ir(10, d),
+             mask_ir(11, d), mask_ir(12, d), f(13, d)};
+  expect_same(s);
+}
+
+// Ops that cannot join a run end it: the run's results are there for them, and after them a new
+// run starts. Errors come out as op by op: a consumed tensor read again is unknown.
+TEST_F(ElementwiseRun, OtherOpsAndErrorsInTheMiddleOfAGraph) {
+  const Dims d{4, 4};
+  const Dims other{2, 8};
+  Stream s;
+  s.inputs = {{1, f32_data(d, special_values(16, 5))}, {2, f32_data(other, special_values(16, 6))}};
+  const auto nd = TensorStatus::NotInit;
+  const auto rw = TensorStatus::ReadWrite;
+  s.ops = {
+      make_op<OpKind::NumericFloat_Add>(BinaryOpIr{f(1, d), f(1, d), f(3, d, nd)}, DTypeKind::F32),
+      make_op<OpKind::Float_Exp>(UnaryOpIr{f(3, d), f(4, d, nd)}, DTypeKind::F32),
+      make_op<OpKind::NumericFloat_Mul>(BinaryOpIr{f(4, d, rw), f(3, d), f(5, d, nd)},
+                                        DTypeKind::F32),
+      // Another shape: its own run.
+      make_op<OpKind::NumericFloat_MulScalar>(
+          ScalarOpIr{f(2, other), ScalarIr::f(2.0), f(6, other, nd)}, DTypeKind::F32),
+      // f64: not fused, runs as it is.
+      make_op<OpKind::NumericFloat_AddScalar>(
+          ScalarOpIr{tir(1, d, DTypeKind::F32), ScalarIr::f(1.0), f(7, d, nd)}, DTypeKind::F64),
+      // #5 is consumed here and unknown after.
+      make_op<OpKind::NumericFloat_SubScalar>(
+          ScalarOpIr{f(5, d, rw), ScalarIr::f(1.0), f(8, d, nd)}, DTypeKind::F32),
+      make_op<OpKind::NumericFloat_Add>(BinaryOpIr{f(5, d), f(8, d), f(9, d, nd)}, DTypeKind::F32),
+      make_op<OpKind::NumericFloat_Add>(BinaryOpIr{f(9, d), f(1, d), f(10, d, nd)}, DTypeKind::F32),
+      // An unknown input.
+      make_op<OpKind::NumericFloat_Add>(BinaryOpIr{f(99, d), f(1, d), f(11, d, nd)},
+                                        DTypeKind::F32),
+      make_op<OpKind::NumericFloat_Add>(BinaryOpIr{f(8, d), f(1, d), f(12, d, nd)}, DTypeKind::F32),
+  };
+  s.reads = {f(3, d), f(4, d), f(5, d),  f(6, other), f(7, d),
+             f(8, d), f(9, d), f(10, d), f(11, d),    f(12, d)};
+  expect_same(s);
+}
+
+}  // namespace
+}  // namespace tb::test
+
+namespace tb::test {
+namespace {
+
+// Random streams over every op a run accepts, some it does not, with random operands (fresh
+// results, stored tensors, masks), statuses and scalars: the run must always match op by op.
+TEST_F(ElementwiseRun, RandomStreamsMatchOpByOp) {
+  const Dims d{3, 5};
+  const auto nd = TensorStatus::NotInit;
+  for (std::uint32_t seed = 1; seed <= 60; ++seed) {
+    std::mt19937 rng(seed);
+    const auto pick = [&](std::size_t n) { return static_cast<std::size_t>(rng() % n); };
+    Stream s;
+    std::vector<std::uint64_t> floats = {1, 2, 3};
+    std::vector<std::uint64_t> masks;
+    for (std::uint64_t id : floats)
+      s.inputs.push_back({id, f32_data(d, special_values(15, seed * 7 + id))});
+    std::uint64_t next = 10;
+    const std::vector<double> scalars = {0.0, -0.0, 1.5, -3.0, 1e-40, 2.0, 0.1, 1e39, -1e30};
+    const auto status = [&] {
+      return pick(4) == 0 ? TensorStatus::ReadWrite : TensorStatus::ReadOnly;
+    };
+    for (int i = 0; i < 40; ++i) {
+      const std::uint64_t a = floats[pick(floats.size())];
+      const std::uint64_t b = floats[pick(floats.size())];
+      const ScalarIr sc = ScalarIr::f(scalars[pick(scalars.size())]);
+      const std::uint64_t y = next++;
+      OperationIr op;
+      bool to_mask = false;
+      switch (pick(12)) {
+        case 0:
+          op = make_op<OpKind::NumericFloat_Add>(
+              BinaryOpIr{f(a, d, status()), f(b, d), f(y, d, nd)}, DTypeKind::F32);
+          break;
+        case 1:
+          op = make_op<OpKind::NumericFloat_Sub>(
+              BinaryOpIr{f(a, d), f(b, d, status()), f(y, d, nd)}, DTypeKind::F32);
+          break;
+        case 2:
+          op = make_op<OpKind::NumericFloat_Mul>(
+              BinaryOpIr{f(a, d, status()), f(b, d), f(y, d, nd)}, DTypeKind::F32);
+          break;
+        case 3:
+          op = make_op<OpKind::NumericFloat_Div>(BinaryOpIr{f(a, d), f(b, d), f(y, d, nd)},
+                                                 DTypeKind::F32);
+          break;
+        case 4:
+          op = make_op<OpKind::NumericFloat_AddScalar>(
+              ScalarOpIr{f(a, d, status()), sc, f(y, d, nd)}, DTypeKind::F32);
+          break;
+        case 5:
+          op = make_op<OpKind::NumericFloat_DivScalar>(ScalarOpIr{f(a, d), sc, f(y, d, nd)},
+                                                       DTypeKind::F32);
+          break;
+        case 6:
+          op = make_op<OpKind::NumericFloat_MulScalar>(ScalarOpIr{f(a, d), sc, f(y, d, nd)},
+                                                       DTypeKind::F32);
+          break;
+        case 7:
+          op = make_op<OpKind::NumericFloat_SubScalar>(
+              ScalarOpIr{f(a, d, status()), sc, f(y, d, nd)}, DTypeKind::F32);
+          break;
+        case 8:
+          op = make_op<OpKind::NumericFloat_LowerEqualElem>(
+              ScalarOpIr{f(a, d), sc, mask_ir(y, d, nd)}, DTypeKind::F32);
+          to_mask = true;
+          break;
+        case 9:
+          op = make_op<OpKind::NumericFloat_GreaterElem>(
+              ScalarOpIr{f(a, d, status()), sc, mask_ir(y, d, nd)}, DTypeKind::F32);
+          to_mask = true;
+          break;
+        case 10:
+          if (masks.empty()) {
+            op = make_op<OpKind::Float_Exp>(UnaryOpIr{f(a, d), f(y, d, nd)}, DTypeKind::F32);
+          } else {
+            op = make_op<OpKind::BaseFloat_MaskFill>(
+                MaskFillOpIr{f(a, d, status()), mask_ir(masks[pick(masks.size())], d, status()), sc,
+                             f(y, d, nd)});
+          }
+          break;
+        default:  // not fusible: ends the run
+          op = make_op<OpKind::Float_Exp>(UnaryOpIr{f(a, d), f(y, d, nd)}, DTypeKind::F32);
+      }
+      s.ops.push_back(op);
+      (to_mask ? masks : floats).push_back(y);
+    }
+    for (std::uint64_t id : floats) s.reads.push_back(f(id, d));
+    for (std::uint64_t id : masks) s.reads.push_back(mask_ir(id, d));
+    SCOPED_TRACE(seed);
+    expect_same(s);
+  }
+}
+
+}  // namespace
+}  // namespace tb::test
