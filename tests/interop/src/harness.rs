@@ -97,6 +97,29 @@ fn op_counts_file() -> Option<String> {
     Some(format!("{dir}/{stem}-{}-{n}.json", std::process::id()))
 }
 
+/// `args` with the device `TB_DEVICE` names (scripts/device-check sets `cuda:0`) in place of every
+/// `cpu` device, or added when `args` names none: the suites then run on that device unchanged.
+fn on_test_device(args: &[&str]) -> Vec<String> {
+    let mut out: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+    let device = match std::env::var("TB_DEVICE") {
+        Ok(d) if !d.is_empty() && d != "cpu" => d,
+        _ => return out,
+    };
+    let mut named = false;
+    for i in 1..out.len() {
+        if out[i - 1] == "--device" {
+            named = true;
+            if out[i] == "cpu" {
+                out[i] = device.clone();
+            }
+        }
+    }
+    if !named {
+        out.extend(["--device".to_string(), device]);
+    }
+    out
+}
+
 impl HostProcess {
     /// Starts `torchbridge serve --port 0 <args>` and waits for its start-up line.
     pub fn spawn(args: &[&str]) -> Self {
@@ -108,7 +131,7 @@ impl HostProcess {
         if let Some(file) = op_counts_file() {
             all.extend(["--op-counts-file".to_string(), file]);
         }
-        all.extend(args.iter().map(|s| s.to_string()));
+        all.extend(on_test_device(args));
         Self::start(&torchbridge_bin(), &all)
     }
 
