@@ -208,35 +208,28 @@ struct Chain {
   }
 };
 
-void BM_Elementwise10k_Ours(benchmark::State& state) {
+// The chain through our executor: op by op, or (`as_graph`) as a graph replay of Burn's fusion
+// client, its relu decomposed, which runs as compiled replays do.
+void elementwise_ours(benchmark::State& state, bool as_graph) {
   Chain chain;
   Ours ours;
   chain.setup(ours);
-  ours.run_all(chain.ops);
-  check_same("elementwise", ours.get(tir(Chain::kX, kSmall)),
+  const auto once = [&] { as_graph ? ours.replay(chain.fusion_ops) : ours.run_all(chain.ops); };
+  once();
+  check_same(as_graph ? "elementwise graph" : "elementwise", ours.get(tir(Chain::kX, kSmall)),
              Chain::aten(chain.x0.to(device()), chain.c1.to(device()), chain.c2.to(device())));
   for (auto _ : state) {
-    ours.run_all(chain.ops);
+    once();
     ours.sync();
   }
   state.counters["ops"] = benchmark::Counter(static_cast<double>(kChainOps) * state.iterations(),
                                              benchmark::Counter::kIsRate);
 }
-
-// The chain as a graph replay of Burn's fusion client (its relu decomposed): compiled replays.
+void BM_Elementwise10k_Ours(benchmark::State& state) {
+  elementwise_ours(state, false);
+}
 void BM_Elementwise10k_Graph(benchmark::State& state) {
-  Chain chain;
-  Ours ours;
-  chain.setup(ours);
-  ours.replay(chain.fusion_ops);
-  check_same("elementwise graph", ours.get(tir(Chain::kX, kSmall)),
-             Chain::aten(chain.x0.to(device()), chain.c1.to(device()), chain.c2.to(device())));
-  for (auto _ : state) {
-    ours.replay(chain.fusion_ops);
-    ours.sync();
-  }
-  state.counters["ops"] = benchmark::Counter(static_cast<double>(kChainOps) * state.iterations(),
-                                             benchmark::Counter::kIsRate);
+  elementwise_ours(state, true);
 }
 
 void BM_Elementwise10k_Aten(benchmark::State& state) {
