@@ -16,6 +16,10 @@ using ir::OpKind;
 constexpr std::int64_t kBlock = 1024;
 // Larger runs would lose ATen's intra-op parallelism; below this ATen runs them on one thread too.
 constexpr std::int64_t kParallelFrom = 32768;
+// The bytes a run's live results may take once stored. Deferred ops are outside the per-op memory
+// check (TaskRunner checks the session's bytes after each op); past this bound the run ends, its
+// results are stored, and the next op is checked as usual, with them counted.
+constexpr std::int64_t kMaxLiveBytes = 16 << 20;
 
 bool same_dims(const ir::Dims& dims, const std::vector<std::int64_t>& sizes) {
   if (dims.size() != sizes.size()) return false;
@@ -155,6 +159,7 @@ bool ElementwiseRun::try_add(const ir::OperationIr& op, const HandleTable& handl
   } else if (!same_dims(out->shape.dims, sizes_)) {
     return false;
   }
+  if (static_cast<std::int64_t>(pending_.size() + 1) * numel_ * 4 > kMaxLiveBytes) return false;
   const std::uint64_t out_id = out->id.value;
   if (handles.find(out_id) != handles.end() || pending_.count(out_id) ||
       std::find(consumed_.begin(), consumed_.end(), out_id) != consumed_.end()) {

@@ -322,3 +322,33 @@ TEST_F(ElementwiseRun, RandomStreamsMatchOpByOp) {
 
 }  // namespace
 }  // namespace tb::test
+
+namespace tb::test {
+namespace {
+
+// Deferred results are outside the host's per-op memory check: a run ends before its live results
+// could take more than its bound (16 MiB), so a graph that keeps many results alive runs op by op
+// past it and the session's limits see every byte as they would without compiled replays.
+TEST_F(ElementwiseRun, ARunEndsBeforeItsLiveResultsOutgrowItsBound) {
+  const Dims d{1024, 1024};  // 4 MiB per result: the fifth live result ends the run
+  auto graph = backend_->new_executor();
+  ASSERT_TRUE(graph->register_tensor(
+      TensorId{1}, make_data(d, DTypeKind::F32, std::vector<double>(1024 * 1024, 1))));
+  graph->begin_graph();
+  std::uint64_t next = 100;
+  const auto live_after = [&](std::uint64_t results) {
+    for (std::uint64_t i = 0; i < results; ++i) {
+      EXPECT_TRUE(graph->execute(make_op<OpKind::NumericFloat_AddScalar>(
+          ScalarOpIr{f(1, d), ScalarIr::f(1.0), f(next++, d, TensorStatus::NotInit)},
+          DTypeKind::F32)));
+    }
+    return graph->stats().live_tensors;
+  };
+  EXPECT_EQ(live_after(4), 1u) << "four results (16 MiB) stay deferred";
+  EXPECT_EQ(live_after(1), 6u) << "the fifth ended the run: the four are stored, it runs as usual";
+  graph->end_graph();
+  EXPECT_EQ(graph->stats().live_tensors, 6u);
+}
+
+}  // namespace
+}  // namespace tb::test
