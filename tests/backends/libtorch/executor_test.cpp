@@ -403,7 +403,9 @@ namespace {
 struct Message {
   ir::Bytes block;
   explicit Message(std::size_t n)
-      : block(ir::exclusive_block(static_cast<std::uint8_t*>(std::aligned_alloc(64, n)), n)) {}
+      // aligned_alloc wants a size that is a multiple of the alignment.
+      : block(ir::exclusive_block(
+            static_cast<std::uint8_t*>(std::aligned_alloc(64, (n + 63) / 64 * 64)), n)) {}
   long owners() const { return block.owner().use_count(); }
   // `count` f32 values i * 0.5 from `offset`, as the message's payload.
   TensorData payload(std::size_t offset, std::size_t count) const {
