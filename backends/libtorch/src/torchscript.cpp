@@ -24,6 +24,7 @@
 #include <torch/script.h>
 
 #include "aten_guard.hpp"
+#include "torchscript_module.hpp"
 
 namespace tb::backend::libtorch {
 
@@ -144,6 +145,9 @@ Result<TorchScriptSignature> signature_of(torch::jit::Module& module) {
                       sig.returns);
   }
   sig.schema = fmt::format("forward({}) -> {}", fmt::join(shown, ", "), sig.returns);
+  for (const auto& [name, tensor] : detail::float_parameters(module)) {
+    sig.parameters.push_back({name, tensor.sizes().vec(), tensor.scalar_type()});
+  }
 
   // What forward writes: module attributes (then calls are serialized) or its inputs (then they
   // are copied first, since a session's tensors may be shared by other handles).
@@ -167,15 +171,18 @@ Result<TorchScriptSignature> signature_of(torch::jit::Module& module) {
   return sig;
 }
 
-// The op's tensors and scalars as forward's arguments (after self).
-Result<std::vector<c10::IValue>> arguments(const TorchScriptSignature& sig,
-                                           const CustomOpCall& call) {
-  const auto& scalars = call.op.scalars;
+}  // namespace
+
+namespace detail {
+
+Result<std::vector<c10::IValue>> forward_arguments(const TorchScriptSignature& sig,
+                                                   const std::vector<at::Tensor>& inputs,
+                                                   const std::vector<ir::ScalarIr>& scalars) {
   std::vector<c10::IValue> args;
   std::size_t next_input = 0;
   std::size_t next_scalar = 0;
   const auto input = [&](std::size_t i) {
-    return sig.mutates_inputs ? call.inputs[i].clone() : call.inputs[i];
+    return sig.mutates_inputs ? inputs[i].clone() : inputs[i];
   };
   std::size_t tensor_params = 0;
   std::size_t scalar_params = 0;
@@ -189,9 +196,9 @@ Result<std::vector<c10::IValue>> arguments(const TorchScriptSignature& sig,
       if (!p.has_default) required_scalars = scalar_params;
     }
   }
-  if (!list && call.inputs.size() != tensor_params) {
+  if (!list && inputs.size() != tensor_params) {
     return make_error(ErrorCode::kInvalidArgument, "{} takes {} tensor input(s), the op passes {}",
-                      sig.schema, tensor_params, call.inputs.size());
+                      sig.schema, tensor_params, inputs.size());
   }
   if (scalars.size() < required_scalars || scalars.size() > scalar_params) {
     return make_error(ErrorCode::kInvalidArgument, "{} takes {} scalar(s), the op passes {}",
@@ -208,8 +215,8 @@ Result<std::vector<c10::IValue>> arguments(const TorchScriptSignature& sig,
         break;
       case Role::kTensorList: {
         c10::List<at::Tensor> all;
-        for (std::size_t i = 0; i < call.inputs.size(); ++i) all.push_back(input(i));
-        next_input = call.inputs.size();
+        for (std::size_t i = 0; i < inputs.size(); ++i) all.push_back(input(i));
+        next_input = inputs.size();
         args.emplace_back(std::move(all));
         break;
       }
@@ -259,27 +266,26 @@ Status flatten(const c10::IValue& v, std::vector<at::Tensor>& out) {
   return ok();
 }
 
-// One loaded copy of a module, on one device.
-struct DeviceModule {
-  torch::jit::Module module;
-  std::mutex mutex;  // taken only when forward assigns module attributes
-};
-
-struct LoadedModule {
-  std::string name;
-  std::string path;
-  TorchScriptSignature signature;
-  std::map<std::string, std::shared_ptr<DeviceModule>> by_device;
-};
-
-Result<std::vector<at::Tensor>> call_module(const LoadedModule& m, const CustomOpCall& call) {
-  const auto it = m.by_device.find(call.device.str());
+Result<DeviceModule*> module_on(const LoadedModule& m, const at::Device& device) {
+  const auto it = m.by_device.find(device.str());
   if (it == m.by_device.end()) {
     return make_error(ErrorCode::kNotFound, "module {} was not loaded on device {}", m.path,
-                      call.device.str());
+                      device.str());
   }
-  TB_TRY_ASSIGN(auto args, arguments(m.signature, call));
-  DeviceModule& dm = *it->second;
+  return it->second.get();
+}
+
+}  // namespace detail
+
+namespace {
+
+using detail::DeviceModule;
+using detail::LoadedModule;
+
+Result<std::vector<at::Tensor>> call_module(const LoadedModule& m, const CustomOpCall& call) {
+  TB_TRY_ASSIGN(DeviceModule * device_module, detail::module_on(m, call.device));
+  TB_TRY_ASSIGN(auto args, detail::forward_arguments(m.signature, call.inputs, call.op.scalars));
+  DeviceModule& dm = *device_module;
   TB_TRY_ASSIGN(c10::IValue result, aten_guard(fmt::format("module {} raised", m.path), [&] {
                   c10::NoGradGuard no_grad;
                   std::unique_lock<std::mutex> lock(dm.mutex, std::defer_lock);
@@ -287,7 +293,7 @@ Result<std::vector<at::Tensor>> call_module(const LoadedModule& m, const CustomO
                   return dm.module.get_method("forward")(std::move(args));
                 }));
   std::vector<at::Tensor> outputs;
-  TB_TRY(flatten(result, outputs));
+  TB_TRY(detail::flatten(result, outputs));
   return outputs;
 }
 
@@ -338,6 +344,14 @@ std::string TorchScriptSignature::describe() const {
         "returns\n",
         outputs);
   }
+  std::vector<std::string> params;
+  for (const auto& p : parameters) {
+    params.push_back(
+        fmt::format("{} [{}] {}", p.name, fmt::join(p.shape, ", "), c10::toString(p.dtype)));
+  }
+  out += fmt::format("  parameters: {}{}\n", parameters.size(),
+                     params.empty() ? "" : fmt::format(" ({})", fmt::join(params, ", ")));
+  out += "  training: ::parameters, ::functional, ::backward, ::spec (docs/torchscript.md)\n";
   if (mutates_state) out += "  note:    forward assigns module attributes: calls are serialized\n";
   if (mutates_inputs) out += "  note:    forward writes to its inputs: they are copied first\n";
   return out;
@@ -358,6 +372,10 @@ Result<TorchScriptOp> load_torchscript_op(const std::string& name, const std::st
       loaded->signature = std::move(sig).value();
     }
     auto dm = std::make_shared<DeviceModule>();
+    for (auto& [param_name, tensor] : detail::float_parameters(module)) {
+      dm->parameter_index.emplace(tensor.unsafeGetTensorImpl(), dm->parameters.size());
+      dm->parameters.push_back(std::move(tensor));
+    }
     dm->module = std::move(module);
     loaded->by_device.emplace(device_name, std::move(dm));
   }
@@ -367,6 +385,7 @@ Result<TorchScriptOp> load_torchscript_op(const std::string& name, const std::st
   TorchScriptOp op;
   op.signature = loaded->signature;
   op.handler = [loaded](const CustomOpCall& call) { return call_module(*loaded, call); };
+  op.training = detail::training_ops(loaded);
   return op;
 }
 
@@ -381,6 +400,7 @@ Result<TorchScriptSignature> add_torchscript_op(CustomOpRegistry& registry, cons
   const std::string name = spec.substr(0, eq);
   TB_TRY_ASSIGN(auto op, load_torchscript_op(name, spec.substr(eq + 1), devices));
   registry.add(name, std::move(op.handler));
+  for (auto& [id, handler] : op.training) registry.add(id, std::move(handler));
   return std::move(op.signature);
 }
 

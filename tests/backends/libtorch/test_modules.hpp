@@ -81,6 +81,68 @@ def forward(self, x):
     return x * 2.0
 )"));
 
+  // The training contract's modules (torchscript_training_test.cpp). Weights are smooth,
+  // deterministic and not symmetric, so a swapped parameter changes every result.
+  const auto weights = [](std::vector<int64_t> shape, double phase) {
+    const int64_t n = c10::multiply_integers(shape);
+    return (torch::arange(n, torch::kFloat) * 0.37 + phase).sin().mul(0.5).reshape(shape);
+  };
+  const auto linear = [&](const std::string& cls, int64_t in, int64_t out_dim, double phase) {
+    torch::jit::Module m(cls);
+    m.register_parameter("weight", weights({out_dim, in}, phase), false);
+    m.register_parameter("bias", weights({out_dim}, phase + 1), false);
+    m.define(R"(
+def forward(self, x):
+    return torch.matmul(x, self.weight.t()) + self.bias
+)");
+    return m;
+  };
+
+  // Parameters in submodules: fc1.weight, fc1.bias, fc2.weight, fc2.bias.
+  torch::jit::Module mlp("Mlp");
+  mlp.register_module("fc1", linear("MlpFc1", 3, 4, 0.1));
+  mlp.register_module("fc2", linear("MlpFc2", 4, 2, 0.7));
+  mlp.define(R"(
+def forward(self, x):
+    return self.fc2.forward(torch.tanh(self.fc1.forward(x)))
+)");
+  out.emplace_back("mlp", mlp);
+
+  // One submodule used twice (tied weights): its two parameters count once.
+  torch::jit::Module tied("Tied");
+  auto shared = linear("TiedLinear", 3, 3, 0.3);
+  tied.register_module("enc", shared);
+  tied.register_module("dec", shared);
+  tied.define(R"(
+def forward(self, x):
+    return self.dec.forward(torch.sigmoid(self.enc.forward(x)))
+)");
+  out.emplace_back("tied", tied);
+
+  // A buffer and an int attribute beside the one parameter: both stay the module's own.
+  torch::jit::Module normed("Normed");
+  normed.register_buffer("mean", torch::tensor({0.5f, -0.25f, 1.0f}));
+  normed.register_parameter("scale", torch::tensor({2.0f, -1.0f, 0.5f}), false);
+  normed.register_attribute("power", c10::IntType::get(), 2);
+  normed.define(R"(
+def forward(self, x):
+    return ((x - self.mean) * self.scale) ** self.power
+)");
+  out.emplace_back("normed", normed);
+
+  // A small CNN: conv 1->2 channels, relu, a linear head over [N, 2*4*4].
+  torch::jit::Module cnn("Cnn");
+  cnn.register_parameter("conv_weight", weights({2, 1, 3, 3}, 0.2), false);
+  cnn.register_parameter("conv_bias", weights({2}, 0.9), false);
+  cnn.register_parameter("head_weight", weights({3, 32}, 1.3), false);
+  cnn.register_parameter("head_bias", weights({3}, 2.1), false);
+  cnn.define(R"(
+def forward(self, x):
+    y = torch.relu(torch.conv2d(x, self.conv_weight, self.conv_bias, [1, 1], [1, 1]))
+    return torch.matmul(y.flatten(1), self.head_weight.t()) + self.head_bias
+)");
+  out.emplace_back("cnn", cnn);
+
   // Cannot be served: returns an int, takes a str.
   out.emplace_back("returns_int", make_module("ReturnsInt", R"(
 def forward(self, x) -> int:
