@@ -22,5 +22,7 @@ mod custom_ops;
 mod quantization;
 #[path = "../../interop/tests/smoke.rs"]
 mod smoke;
+#[path = "../../interop/tests/training_contract.rs"]
+mod training_contract;
 #[path = "../../interop/tests/transfers.rs"]
 mod transfers;

@@ -18,5 +18,9 @@ mod custom_ops;
 mod smoke;
 #[path = "tls.rs"]
 mod tls;
+#[path = "torch_module.rs"]
+mod torch_module;
+#[path = "training_contract.rs"]
+mod training_contract;
 #[path = "transfers.rs"]
 mod transfers;
