@@ -21,7 +21,8 @@
 //! programs can fine-tune one hosted model at once. The output shapes come from the host
 //! (`NAME::spec`, one forward per distinct input shape, cached).
 //!
-//! Pinned to Burn 0.22.1, the version the host's protocol 2 serves.
+//! Pinned to Burn 0.22.1, the version the host's protocol 2 serves; rust/torchbridge-burn-023
+//! builds these sources against Burn 0.23.0-pre.1 (protocol 6).
 
 mod op;
 

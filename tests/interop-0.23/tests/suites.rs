@@ -22,6 +22,8 @@ mod custom_ops;
 mod quantization;
 #[path = "../../interop/tests/smoke.rs"]
 mod smoke;
+#[path = "../../interop/tests/torch_module.rs"]
+mod torch_module;
 #[path = "../../interop/tests/training_contract.rs"]
 mod training_contract;
 #[path = "../../interop/tests/transfers.rs"]
