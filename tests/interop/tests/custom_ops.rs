@@ -38,7 +38,7 @@ fn modules() -> &'static PathBuf {
     })
 }
 
-fn module(name: &str) -> String {
+pub(crate) fn module(name: &str) -> String {
     modules().join(format!("{name}.pt")).display().to_string()
 }
 

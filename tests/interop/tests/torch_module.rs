@@ -7,9 +7,9 @@ use burn::module::{Module, Param};
 use burn::optim::{GradientsParams, SgdConfig};
 use burn::prelude::*;
 use torchbridge_burn::{Error, TorchModule};
-use torchbridge_interop::harness::{assert_same, reference};
+use torchbridge_interop::harness::{TorchbridgeHost, assert_same, reference};
 
-use crate::custom_ops::host;
+use crate::custom_ops::{host, module};
 
 /// A Burn layer (x @ a), then the hosted mlp (test_modules.hpp).
 #[derive(Module, Debug)]
@@ -286,4 +286,59 @@ fn an_unknown_module_or_a_refused_input_is_an_error_not_a_panic() {
         TorchModule::load(&reference(), "mlp"),
         Err(Error::NotRemote(_))
     ));
+}
+
+/// Trains the hosted mlp alone on `device` for a few SGD steps on data scaled by `scale`; the
+/// parameters it ends with.
+fn train_mlp(device: Device, scale: f32) -> Vec<Vec<f32>> {
+    let device = device.autodiff();
+    let mut model = TorchModule::load(&device, "mlp").unwrap();
+    let (x, target) = batch();
+    let x = Tensor::<2>::from_data(x, &device) * scale;
+    let target = Tensor::<2>::from_data(target, &device);
+    let mut optim = SgdConfig::new().init();
+    for _ in 0..6 {
+        let y: Tensor<2> = model.forward(x.clone());
+        let loss = (y - target.clone()).powf_scalar(2.0).mean();
+        let grads = GradientsParams::from_grads(loss.backward(), &model);
+        model = optim.step(0.3, model, grads);
+    }
+    model
+        .parameters()
+        .into_iter()
+        .map(|p| p.into_data().convert::<f32>().try_to_vec::<f32>().unwrap())
+        .collect()
+}
+
+#[test]
+fn two_sessions_training_one_hosted_module_at_once_do_not_interfere() {
+    let spec = format!("mlp={}", module("mlp"));
+    let host = TorchbridgeHost::spawn(&["--device", "cpu", "--device", "cpu", "--model", &spec]);
+    let initial: Vec<Vec<f32>> = TorchModule::load(&host.device(0), "mlp")
+        .unwrap()
+        .parameters()
+        .into_iter()
+        .map(|p| p.into_data().convert::<f32>().try_to_vec::<f32>().unwrap())
+        .collect();
+    let alone = [
+        train_mlp(host.device(0), 1.0),
+        train_mlp(host.device(0), -0.5),
+    ];
+    let together = std::thread::scope(|s| {
+        let a = s.spawn(|| train_mlp(host.device(0), 1.0));
+        let b = s.spawn(|| train_mlp(host.device(1), -0.5));
+        [a.join().unwrap(), b.join().unwrap()]
+    });
+    // Bit for bit: each session saw only its own parameters.
+    assert_eq!(alone, together);
+    assert_ne!(alone[0], alone[1]);
+    assert_ne!(alone[0], initial);
+    // The hosted module's own weights did not move.
+    let after: Vec<Vec<f32>> = TorchModule::load(&host.device(1), "mlp")
+        .unwrap()
+        .parameters()
+        .into_iter()
+        .map(|p| p.into_data().convert::<f32>().try_to_vec::<f32>().unwrap())
+        .collect();
+    assert_eq!(after, initial);
 }
