@@ -20,6 +20,11 @@ constexpr std::int64_t kParallelFrom = 32768;
 // check (TaskRunner checks the session's bytes after each op); past this bound the run ends, its
 // results are stored, and the next op is checked as usual, with them counted.
 constexpr std::int64_t kMaxLiveBytes = 16 << 20;
+// The ops a run may hold. Each op's bookkeeping looks through the run's consumed inputs, so an
+// unbounded run of tiny tensors (which the byte bound never ends) would cost quadratic time: a
+// 100,000-op graph consuming as many stored inputs, ~5e9 comparisons. Fused graphs from Burn's
+// client hold tens of ops.
+constexpr std::size_t kMaxOps = 1024;
 
 bool same_dims(const ir::Dims& dims, const std::vector<std::int64_t>& sizes) {
   if (dims.size() != sizes.size()) return false;
@@ -76,6 +81,7 @@ bool ElementwiseRun::operand(const ir::TensorIr& t, bool is_bool, const HandleTa
 }
 
 bool ElementwiseRun::try_add(const ir::OperationIr& op, const HandleTable& handles) {
+  if (ops_.size() >= kMaxOps) return false;
   Op o{};
   const ir::TensorIr* a = nullptr;
   const ir::TensorIr* b = nullptr;

@@ -350,5 +350,26 @@ TEST_F(ElementwiseRun, ARunEndsBeforeItsLiveResultsOutgrowItsBound) {
   EXPECT_EQ(graph->stats().live_tensors, 6u);
 }
 
+TEST_F(ElementwiseRun, ARunEndsAtItsOpBoundWhateverItsBytes) {
+  // One-element results: the byte bound never ends this run; the op bound (1024) does.
+  const Dims d{1};
+  auto graph = backend_->new_executor();
+  ASSERT_TRUE(graph->register_tensor(TensorId{1}, make_data(d, DTypeKind::F32, {1})));
+  graph->begin_graph();
+  std::uint64_t next = 100;
+  const auto live_after = [&](std::uint64_t results) {
+    for (std::uint64_t i = 0; i < results; ++i) {
+      EXPECT_TRUE(graph->execute(make_op<OpKind::NumericFloat_AddScalar>(
+          ScalarOpIr{f(1, d), ScalarIr::f(1.0), f(next++, d, TensorStatus::NotInit)},
+          DTypeKind::F32)));
+    }
+    return graph->stats().live_tensors;
+  };
+  EXPECT_EQ(live_after(1024), 1u) << "1024 results stay deferred";
+  EXPECT_EQ(live_after(1), 1026u) << "the 1025th ended the run";
+  graph->end_graph();
+  EXPECT_EQ(graph->stats().live_tensors, 1026u);
+}
+
 }  // namespace
 }  // namespace tb::test
