@@ -214,7 +214,7 @@ TEST_F(Training, BackwardMatchesFiniteDifferences) {
       worst = std::max(worst, std::abs(fd - grads[t].view(-1)[e].item<double>()));
     }
   }
-  EXPECT_LT(worst, 2e-3);
+  EXPECT_LT(worst, 1e-4);  // 8.7e-6 measured (f32, eps 1e-2)
 }
 
 TEST_F(Training, IntInputsGetZeroGradientsAndIntOutputsAreIgnored) {
