@@ -326,49 +326,52 @@ TEST_F(ElementwiseRun, RandomStreamsMatchOpByOp) {
 namespace tb::test {
 namespace {
 
+// A graph of `x + 1` ops on one stored input of shape `d`, each result kept alive (never
+// consumed); `live_after(n)` adds n more and returns the live tensor count.
+class KeptResults {
+ public:
+  KeptResults(backend::Backend& backend, Dims d)
+      : d_(std::move(d)), graph_(backend.new_executor()) {
+    const auto n = static_cast<std::size_t>(ir::num_elements(d_));
+    EXPECT_TRUE(graph_->register_tensor(TensorId{1},
+                                        make_data(d_, DTypeKind::F32, std::vector<double>(n, 1))));
+    graph_->begin_graph();
+  }
+  std::size_t live_after(std::uint64_t results) {
+    for (std::uint64_t i = 0; i < results; ++i) {
+      EXPECT_TRUE(graph_->execute(make_op<OpKind::NumericFloat_AddScalar>(
+          ScalarOpIr{f(1, d_), ScalarIr::f(1.0), f(next_++, d_, TensorStatus::NotInit)},
+          DTypeKind::F32)));
+    }
+    return graph_->stats().live_tensors;
+  }
+  std::size_t end() {
+    graph_->end_graph();
+    return graph_->stats().live_tensors;
+  }
+
+ private:
+  Dims d_;
+  std::unique_ptr<backend::Executor> graph_;
+  std::uint64_t next_ = 100;
+};
+
 // Deferred results are outside the host's per-op memory check: a run ends before its live results
 // could take more than its bound (16 MiB), so a graph that keeps many results alive runs op by op
 // past it and the session's limits see every byte as they would without compiled replays.
 TEST_F(ElementwiseRun, ARunEndsBeforeItsLiveResultsOutgrowItsBound) {
-  const Dims d{1024, 1024};  // 4 MiB per result: the fifth live result ends the run
-  auto graph = backend_->new_executor();
-  ASSERT_TRUE(graph->register_tensor(
-      TensorId{1}, make_data(d, DTypeKind::F32, std::vector<double>(1024 * 1024, 1))));
-  graph->begin_graph();
-  std::uint64_t next = 100;
-  const auto live_after = [&](std::uint64_t results) {
-    for (std::uint64_t i = 0; i < results; ++i) {
-      EXPECT_TRUE(graph->execute(make_op<OpKind::NumericFloat_AddScalar>(
-          ScalarOpIr{f(1, d), ScalarIr::f(1.0), f(next++, d, TensorStatus::NotInit)},
-          DTypeKind::F32)));
-    }
-    return graph->stats().live_tensors;
-  };
-  EXPECT_EQ(live_after(4), 1u) << "four results (16 MiB) stay deferred";
-  EXPECT_EQ(live_after(1), 6u) << "the fifth ended the run: the four are stored, it runs as usual";
-  graph->end_graph();
-  EXPECT_EQ(graph->stats().live_tensors, 6u);
+  KeptResults g(*backend_, {1024, 1024});  // 4 MiB per result: the fifth live result ends the run
+  EXPECT_EQ(g.live_after(4), 1u) << "four results (16 MiB) stay deferred";
+  EXPECT_EQ(g.live_after(1), 6u)
+      << "the fifth ended the run: the four are stored, it runs as usual";
+  EXPECT_EQ(g.end(), 6u);
 }
 
 TEST_F(ElementwiseRun, ARunEndsAtItsOpBoundWhateverItsBytes) {
-  // One-element results: the byte bound never ends this run; the op bound (1024) does.
-  const Dims d{1};
-  auto graph = backend_->new_executor();
-  ASSERT_TRUE(graph->register_tensor(TensorId{1}, make_data(d, DTypeKind::F32, {1})));
-  graph->begin_graph();
-  std::uint64_t next = 100;
-  const auto live_after = [&](std::uint64_t results) {
-    for (std::uint64_t i = 0; i < results; ++i) {
-      EXPECT_TRUE(graph->execute(make_op<OpKind::NumericFloat_AddScalar>(
-          ScalarOpIr{f(1, d), ScalarIr::f(1.0), f(next++, d, TensorStatus::NotInit)},
-          DTypeKind::F32)));
-    }
-    return graph->stats().live_tensors;
-  };
-  EXPECT_EQ(live_after(1024), 1u) << "1024 results stay deferred";
-  EXPECT_EQ(live_after(1), 1026u) << "the 1025th ended the run";
-  graph->end_graph();
-  EXPECT_EQ(graph->stats().live_tensors, 1026u);
+  KeptResults g(*backend_, {1});  // the byte bound never ends this run; the op bound (1024) does
+  EXPECT_EQ(g.live_after(1024), 1u) << "1024 results stay deferred";
+  EXPECT_EQ(g.live_after(1), 1026u) << "the 1025th ended the run";
+  EXPECT_EQ(g.end(), 1026u);
 }
 
 }  // namespace

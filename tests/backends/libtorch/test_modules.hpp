@@ -3,6 +3,9 @@
 // redone in Burn by the Rust tests: keep the two in step (tests/interop/tests/custom_ops.rs).
 #pragma once
 
+#include <unistd.h>
+
+#include <filesystem>
 #include <string>
 #include <utility>
 #include <vector>
@@ -163,6 +166,19 @@ inline std::vector<std::string> write_test_modules(const std::string& dir) {
     module.save(paths.back());
   }
   return paths;
+}
+
+// For unit tests: every test module, written once per test binary into a private temporary
+// folder; the path of `<name>.pt` there.
+inline std::string test_module_path(const std::string& name) {
+  static const std::string dir = [] {
+    auto d =
+        std::filesystem::temp_directory_path() / ("tb_test_modules_" + std::to_string(::getpid()));
+    std::filesystem::create_directories(d);
+    write_test_modules(d.string());
+    return d.string();
+  }();
+  return dir + "/" + name + ".pt";
 }
 
 }  // namespace tb::test

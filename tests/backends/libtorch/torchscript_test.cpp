@@ -24,19 +24,8 @@ using backend::libtorch::load_torchscript_op;
 using ::testing::HasSubstr;
 
 // The modules, written once per test binary into a private temporary folder.
-const std::string& module_dir() {
-  static const std::string dir = [] {
-    auto d = std::filesystem::temp_directory_path() /
-             ("tb_torchscript_test_" + std::to_string(::getpid()));
-    std::filesystem::create_directories(d);
-    write_test_modules(d.string());
-    return d.string();
-  }();
-  return dir;
-}
-
 std::string module_path(const std::string& name) {
-  return module_dir() + "/" + name + ".pt";
+  return test_module_path(name);
 }
 
 class TorchScript : public OpTest {
@@ -205,10 +194,10 @@ TEST_F(TorchScript, ADeviceTheModuleWasNotLoadedOnIsAnError) {
 }
 
 TEST_F(TorchScript, LoadFailuresAreClearErrors) {
-  auto missing = add_torchscript_op(*registry, "m=" + module_dir() + "/missing.pt", {"cpu"});
+  auto missing = add_torchscript_op(*registry, "m=" + test_module_path("missing"), {"cpu"});
   ASSERT_FALSE(missing);
   EXPECT_THAT(missing.error().what(), HasSubstr("cannot open TorchScript module "));
-  const std::string garbage = module_dir() + "/garbage.pt";
+  const std::string garbage = test_module_path("garbage");
   std::ofstream(garbage) << "not a zip archive";
   auto bad = add_torchscript_op(*registry, "m=" + garbage, {"cpu"});
   ASSERT_FALSE(bad);

@@ -24,19 +24,8 @@ using backend::libtorch::CustomOpRegistry;
 using backend::libtorch::encode_spec;
 using ::testing::HasSubstr;
 
-const std::string& module_dir() {
-  static const std::string dir = [] {
-    auto d = std::filesystem::temp_directory_path() /
-             ("tb_torchscript_training_test_" + std::to_string(::getpid()));
-    std::filesystem::create_directories(d);
-    write_test_modules(d.string());
-    return d.string();
-  }();
-  return dir;
-}
-
 std::string module_path(const std::string& name) {
-  return module_dir() + "/" + name + ".pt";
+  return test_module_path(name);
 }
 
 // The registry with one module served, and direct calls of its ops.

@@ -64,6 +64,46 @@ fn loss_of(t: Tensor<1>) -> f32 {
     t.into_data().convert::<f32>().try_to_vec::<f32>().unwrap()[0]
 }
 
+/// `steps` plain SGD steps on mean((forward(x) - target)^2): the trained model and each step's
+/// loss.
+fn sgd<M: Module, const D: usize>(
+    mut model: M,
+    forward: impl Fn(&M, Tensor<D>) -> Tensor<2>,
+    (x, target): (&TensorData, &TensorData),
+    device: &Device,
+    steps: usize,
+    lr: f64,
+) -> (M, Vec<f32>) {
+    let mut optim = SgdConfig::new().init();
+    let mut losses = Vec::new();
+    for _ in 0..steps {
+        let y = forward(&model, Tensor::<D>::from_data(x.clone(), device));
+        let loss = (y - Tensor::from_data(target.clone(), device))
+            .powf_scalar(2.0)
+            .mean();
+        losses.push(loss_of(loss.clone()));
+        let grads = GradientsParams::from_grads(loss.backward(), &model);
+        model = optim.step(lr, model, grads);
+    }
+    (model, losses)
+}
+
+/// Every step's loss within `tolerance` (relative above 1), and the last below `fraction` of the
+/// first.
+fn assert_same_losses(what: &str, ours: &[f32], theirs: &[f32], tolerance: f32, fraction: f32) {
+    println!("{what} loss, torchbridge-burn: {ours:?}\n{what} loss, native Burn:      {theirs:?}");
+    for (step, (o, t)) in ours.iter().zip(theirs).enumerate() {
+        assert!(
+            (o - t).abs() <= tolerance * t.abs().max(1.0),
+            "step {step}: {o} against {t}"
+        );
+    }
+    assert!(
+        ours[ours.len() - 1] < fraction * ours[0],
+        "the loss did not go down: {ours:?}"
+    );
+}
+
 #[test]
 fn a_hosted_module_trains_with_burn_layers_as_native_burn_does() {
     const STEPS: usize = 10;
@@ -71,7 +111,7 @@ fn a_hosted_module_trains_with_burn_layers_as_native_burn_does() {
     let device = host().device(0).autodiff();
     let (x, target) = batch();
 
-    let mut model = Mixed {
+    let model = Mixed {
         a: Param::from_tensor(Tensor::from_data(a_data(), &device)),
         torch: TorchModule::load(&device, "mlp").expect("load mlp"),
     };
@@ -89,52 +129,21 @@ fn a_hosted_module_trains_with_burn_layers_as_native_burn_does() {
         .map(|p| p.into_data())
         .collect();
 
-    let mut optim = SgdConfig::new().init();
-    let mut ours = Vec::new();
-    for _ in 0..STEPS {
-        let y = model.forward(Tensor::<2>::from_data(x.clone(), &device));
-        let loss = (y - Tensor::from_data(target.clone(), &device))
-            .powf_scalar(2.0)
-            .mean();
-        ours.push(loss_of(loss.clone()));
-        let grads = GradientsParams::from_grads(loss.backward(), &model);
-        model = optim.step(LR, model, grads);
-    }
+    let (model, ours) = sgd(model, Mixed::forward, (&x, &target), &device, STEPS, LR);
 
     let flex = reference().autodiff();
     let param2 = |d: &TensorData, shape: [usize; 2]| {
         Param::from_tensor(Tensor::<1>::from_data(d.clone(), &flex).reshape(shape))
     };
-    let mut native = Native {
+    let native = Native {
         a: Param::from_tensor(Tensor::from_data(a_data(), &flex)),
         w1: param2(&initial[0], [4, 3]),
         b1: Param::from_tensor(Tensor::from_data(initial[1].clone(), &flex)),
         w2: param2(&initial[2], [2, 4]),
         b2: Param::from_tensor(Tensor::from_data(initial[3].clone(), &flex)),
     };
-    let mut optim = SgdConfig::new().init();
-    let mut theirs = Vec::new();
-    for _ in 0..STEPS {
-        let y = native.forward(Tensor::from_data(x.clone(), &flex));
-        let loss = (y - Tensor::from_data(target.clone(), &flex))
-            .powf_scalar(2.0)
-            .mean();
-        theirs.push(loss_of(loss.clone()));
-        let grads = GradientsParams::from_grads(loss.backward(), &native);
-        native = optim.step(LR, native, grads);
-    }
-
-    println!("loss, torchbridge-burn: {ours:?}\nloss, native Burn:      {theirs:?}");
-    for (step, (o, t)) in ours.iter().zip(&theirs).enumerate() {
-        assert!(
-            (o - t).abs() <= 1e-5 * t.abs().max(1.0),
-            "step {step}: {o} against {t}"
-        );
-    }
-    assert!(
-        ours[STEPS - 1] < 0.5 * ours[0],
-        "the loss did not go down: {ours:?}"
-    );
+    let (native, theirs) = sgd(native, Native::forward, (&x, &target), &flex, STEPS, LR);
+    assert_same_losses("mlp", &ours, &theirs, 1e-5, 0.5);
     // The Burn layer before the module trained too: backward went through the hosted module.
     assert_same(
         &model.a.val().into_data(),
@@ -211,54 +220,25 @@ fn a_hosted_cnn_fine_tunes_as_native_burn_does() {
     );
     let target = TensorData::new((0..12).map(|i| (i as f32 * 0.5).cos()).collect(), [4, 3]);
 
-    let mut model = TorchModule::load(&device, "cnn").unwrap();
+    let model = TorchModule::load(&device, "cnn").unwrap();
     let initial: Vec<TensorData> = model
         .parameters()
         .into_iter()
         .map(|p| p.into_data())
         .collect();
-    let mut optim = SgdConfig::new().init();
-    let mut ours = Vec::new();
-    for _ in 0..STEPS {
-        let y: Tensor<2> = model.forward(Tensor::<4>::from_data(x.clone(), &device));
-        let loss = (y - Tensor::from_data(target.clone(), &device))
-            .powf_scalar(2.0)
-            .mean();
-        ours.push(loss_of(loss.clone()));
-        let grads = GradientsParams::from_grads(loss.backward(), &model);
-        model = optim.step(LR, model, grads);
-    }
+    let forward = |m: &TorchModule, x: Tensor<4>| -> Tensor<2> { m.forward(x) };
+    let (model, ours) = sgd(model, forward, (&x, &target), &device, STEPS, LR);
 
     let flex = reference().autodiff();
     let flat = |d: &TensorData| Tensor::<1>::from_data(d.clone(), &flex);
-    let mut native = NativeCnn {
+    let native = NativeCnn {
         conv_w: Param::from_tensor(flat(&initial[0]).reshape([2, 1, 3, 3])),
         conv_b: Param::from_tensor(flat(&initial[1])),
         head_w: Param::from_tensor(flat(&initial[2]).reshape([3, 32])),
         head_b: Param::from_tensor(flat(&initial[3])),
     };
-    let mut optim = SgdConfig::new().init();
-    let mut theirs = Vec::new();
-    for _ in 0..STEPS {
-        let y = native.forward(Tensor::<4>::from_data(x.clone(), &flex));
-        let loss = (y - Tensor::from_data(target.clone(), &flex))
-            .powf_scalar(2.0)
-            .mean();
-        theirs.push(loss_of(loss.clone()));
-        let grads = GradientsParams::from_grads(loss.backward(), &native);
-        native = optim.step(LR, native, grads);
-    }
-    println!("cnn loss, torchbridge-burn: {ours:?}\ncnn loss, native Burn:      {theirs:?}");
-    for (step, (o, t)) in ours.iter().zip(&theirs).enumerate() {
-        assert!(
-            (o - t).abs() <= 1e-4 * t.abs().max(1.0),
-            "step {step}: {o} against {t}"
-        );
-    }
-    assert!(
-        ours[STEPS - 1] < 0.8 * ours[0],
-        "the loss did not go down: {ours:?}"
-    );
+    let (native, theirs) = sgd(native, NativeCnn::forward, (&x, &target), &flex, STEPS, LR);
+    assert_same_losses("cnn", &ours, &theirs, 1e-4, 0.8);
     assert_same(
         &model.parameters()[0].clone().into_data(),
         &native.conv_w.val().reshape([18]).into_data(),
@@ -292,17 +272,13 @@ fn an_unknown_module_or_a_refused_input_is_an_error_not_a_panic() {
 /// parameters it ends with.
 fn train_mlp(device: Device, scale: f32) -> Vec<Vec<f32>> {
     let device = device.autodiff();
-    let mut model = TorchModule::load(&device, "mlp").unwrap();
+    let model = TorchModule::load(&device, "mlp").unwrap();
     let (x, target) = batch();
-    let x = Tensor::<2>::from_data(x, &device) * scale;
-    let target = Tensor::<2>::from_data(target, &device);
-    let mut optim = SgdConfig::new().init();
-    for _ in 0..6 {
-        let y: Tensor<2> = model.forward(x.clone());
-        let loss = (y - target.clone()).powf_scalar(2.0).mean();
-        let grads = GradientsParams::from_grads(loss.backward(), &model);
-        model = optim.step(0.3, model, grads);
-    }
+    let x = Tensor::<2>::from_data(x, &reference())
+        .mul_scalar(scale)
+        .into_data();
+    let forward = |m: &TorchModule, x: Tensor<2>| -> Tensor<2> { m.forward(x) };
+    let (model, _) = sgd(model, forward, (&x, &target), &device, 6, 0.3);
     model
         .parameters()
         .into_iter()
