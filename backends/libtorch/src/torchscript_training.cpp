@@ -13,6 +13,7 @@
 // state outlives an op, so memory is bounded by one op like any other, a client that never calls
 // backward leaks nothing, and the order of a client's calls cannot matter.
 #include <unordered_map>
+#include <unordered_set>
 
 #include <c10/core/GradMode.h>
 #include <fmt/format.h>
@@ -33,17 +34,19 @@ bool is_module_object(const c10::IValue& v) {
   return v.isObject() && v.toObjectRef().type()->is_module();
 }
 
+// `seen` holds the objects and tensors already visited: a shared submodule or tensor counts once,
+// and an object graph with a cycle ends.
 void collect(const ObjectPtr& object, const std::string& prefix,
-             std::unordered_map<const c10::TensorImpl*, bool>& seen,
+             std::unordered_set<const void*>& seen,
              std::vector<std::pair<std::string, at::Tensor>>& out) {
+  if (!seen.insert(object.get()).second) return;
   const auto& type = object->type();
   for (std::size_t i = 0; i < type->numAttributes(); ++i) {
     const c10::IValue& v = object->getSlot(i);
     const std::string name = prefix + type->getAttributeName(i);
     if (type->is_parameter(i) && v.isTensor()) {
       const at::Tensor& t = v.toTensor();
-      if (t.defined() && t.is_floating_point() &&
-          seen.emplace(t.unsafeGetTensorImpl(), true).second) {
+      if (t.defined() && t.is_floating_point() && seen.insert(t.unsafeGetTensorImpl()).second) {
         out.emplace_back(name, t);
       }
     } else if (is_module_object(v)) {
@@ -262,7 +265,7 @@ Result<std::vector<at::Tensor>> spec_op(const LoadedModule& m, const CustomOpCal
 }  // namespace
 
 std::vector<std::pair<std::string, at::Tensor>> float_parameters(const torch::jit::Module& module) {
-  std::unordered_map<const c10::TensorImpl*, bool> seen;
+  std::unordered_set<const void*> seen;
   std::vector<std::pair<std::string, at::Tensor>> out;
   collect(module._ivalue(), "", seen, out);
   return out;
