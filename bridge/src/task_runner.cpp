@@ -13,7 +13,7 @@
 namespace tb::bridge {
 
 namespace {
-// Output ids of a bound graph op: poisoned when the graph cannot run, so reads report why.
+// An op's output ids: poisoned when the op or its graph cannot run, so reads report why.
 struct Outputs final : ir::ConstOpVisitor {
   std::vector<ir::TensorId> ids;
   void tensor(const ir::TensorIr& t, bool is_output) override {
@@ -21,7 +21,6 @@ struct Outputs final : ir::ConstOpVisitor {
   }
 };
 
-// The outputs of an op, with their shapes.
 // The first output over `limit`, found without copying anything: this runs for every op.
 struct OversizedOutput final : ir::ConstOpVisitor {
   explicit OversizedOutput(std::uint64_t l) : limit(l) {}
@@ -29,13 +28,6 @@ struct OversizedOutput final : ir::ConstOpVisitor {
   const ir::TensorIr* found = nullptr;
   std::uint64_t bytes = 0;
   void tensor(const ir::TensorIr& t, bool is_output) override;
-};
-
-struct OutputTensors final : ir::ConstOpVisitor {
-  std::vector<ir::TensorIr> tensors;
-  void tensor(const ir::TensorIr& t, bool is_output) override {
-    if (is_output) tensors.push_back(t);
-  }
 };
 
 // Bytes a tensor of `shape` takes, saturating: a hostile shape must not wrap around to a small
@@ -161,10 +153,8 @@ bool TaskRunner::within_tensor_limit(const ir::OperationIr& op) {
   ir::visit(op, over);
   if (over.found == nullptr) return true;
   const ir::TensorIr& t = *over.found;
-  OutputTensors outputs;
+  Outputs outputs;
   ir::visit(op, outputs);
-  std::vector<ir::TensorId> ids;
-  for (const auto& o : outputs.tensors) ids.push_back(o.id);
   Error e = make_error(
       ErrorCode::kLimit,
       "output #{} of shape [{}] ({}) would take {} bytes, over the host's "
@@ -172,7 +162,7 @@ bool TaskRunner::within_tensor_limit(const ir::OperationIr& op) {
       t.id.value, fmt::join(t.shape.dims, ", "), t.dtype.name(),
       over.bytes == UINT64_MAX ? std::string("more than 2^64") : std::to_string(over.bytes), limit);
   e.context = std::string(op.name());
-  executor_->fail(e, ids);
+  executor_->fail(e, outputs.ids);
   return false;
 }
 

@@ -198,8 +198,6 @@ Result<ir::TensorData> LibTorchExecutor::read_tensor(const ir::TensorIr& t) {
   });
 }
 
-// An op runs in three steps: resolve its inputs, run its lowering (through the quantized rewrite
-// only when it touches a quantized tensor), commit its outputs or its failure.
 void LibTorchExecutor::flush_run() {
   if (run_.empty()) return;
   const Status ran = aten_guard("running a graph's element-wise ops", [&] {
@@ -218,6 +216,8 @@ void LibTorchExecutor::end_graph() {
   in_graph_ = false;
 }
 
+// An op runs in three steps: resolve its inputs, run its lowering (through the quantized rewrite
+// only when it touches a quantized tensor), commit its outputs or its failure.
 Status LibTorchExecutor::execute(const ir::OperationIr& op) {
   ++stats_.ops;
   if (in_graph_ && device_.is_cpu() && run_.try_add(op, handles_)) return ok();
