@@ -6,8 +6,21 @@ find_package(OpenSSL REQUIRED)  # TLS: wss:// and https:// (bridge/net/tls.hpp)
 find_package(msgpack REQUIRED CONFIG)  # msgpack-cxx: target msgpackc-cxx
 find_package(CLI11 REQUIRED)
 
-# LibTorch: Debian's libtorch-dev, or PyTorch's bundled one (set Torch_DIR / CMAKE_PREFIX_PATH).
-find_package(Torch REQUIRED)
+# LibTorch: Debian's libtorch-dev, or PyTorch's bundled one (set Torch_DIR / CMAKE_PREFIX_PATH),
+# or a PyTorch wheel's torch/ directory (TB_TORCH_ROOT, cmake/TorchWheel.cmake; scripts/test-torch2).
+set(TB_TORCH_ROOT "" CACHE PATH "A PyTorch wheel's torch/ directory to build against")
+if(TB_TORCH_ROOT)
+  include(TorchWheel)
+else()
+  find_package(Torch REQUIRED)
+endif()
+# PyTorch 2.13 and later need C++20 in code built on their headers.
+if(Torch_VERSION VERSION_GREATER_EQUAL 2.13)
+  set(CMAKE_CXX_STANDARD 20)
+  # Boost 1.74's asio/awaitable.hpp (pulled in by asio.hpp when the compiler has coroutines) uses
+  # std::exchange without including <utility>. The host uses no coroutines.
+  add_compile_definitions(BOOST_ASIO_DISABLE_CO_AWAIT)
+endif()
 if(NOT TARGET tb_torch)
   add_library(tb_torch INTERFACE)
   target_include_directories(tb_torch SYSTEM INTERFACE ${TORCH_INCLUDE_DIRS})

@@ -67,7 +67,9 @@ TEST(Framing, ALargerMessageIsAHeadThenSegmentsOfAtMost1MiB) {
       const auto m = bytes_of(messages[i]);
       EXPECT_GT(m.size(), 0u);
       EXPECT_LE(m.size(), kMaxFrame);
-      if (i + 1 < messages.size()) EXPECT_EQ(m.size(), kMaxFrame);
+      if (i + 1 < messages.size()) {
+        EXPECT_EQ(m.size(), kMaxFrame);
+      }
       body.insert(body.end(), m.begin(), m.end());
     }
     ASSERT_EQ(body.size(), c.size);

@@ -2,6 +2,7 @@
 // leave exactly what running them op by op leaves: the same tensors, bit for bit, the same ids
 // consumed, the same errors. Every test runs one op stream twice, once inside begin_graph /
 // end_graph and once op by op, on two executors, and compares everything.
+#include <ATen/Parallel.h>
 #include <gmock/gmock.h>
 
 #include <cmath>
@@ -329,6 +330,15 @@ namespace {
 // A graph of `x + 1` ops on one stored input of shape `d`, each result kept alive (never
 // consumed); `live_after(n)` adds n more and returns the live tensor count.
 class KeptResults {
+  // Runs of large tensors are only formed single-threaded (with more threads ATen's parallel
+  // kernels win): pin one thread, whatever the LibTorch's default (Debian's 1.13 takes 1 on this
+  // 2-core machine, PyTorch 2.15 takes 2).
+  struct OneThread {
+    int was = at::get_num_threads();
+    OneThread() { at::set_num_threads(1); }
+    ~OneThread() { at::set_num_threads(was); }
+  } one_thread_;
+
  public:
   KeptResults(backend::Backend& backend, Dims d)
       : d_(std::move(d)), graph_(backend.new_executor()) {
