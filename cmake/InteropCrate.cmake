@@ -33,6 +33,9 @@ function(tb_interop_crate prefix crate_dir)
   set(env "TORCHBRIDGE_BIN=$<TARGET_FILE:torchbridge>"
           "TB_MAKE_TEST_MODULES=$<TARGET_FILE:tb_make_test_modules>"
           "CARGO_TARGET_DIR=${target_dir}" "RUST_BACKTRACE=1")
+  if(TB_AOTI_MODELS_DIR)
+    list(APPEND env "TB_AOTI_MODELS=${TB_AOTI_MODELS_DIR}")
+  endif()
   set(cargo_test ${CMAKE_COMMAND} -E env ${env} ${TB_CARGO} test --release --locked
                  --manifest-path ${crate_dir}/Cargo.toml)
 
@@ -47,8 +50,12 @@ function(tb_interop_crate prefix crate_dir)
   foreach(line ${mods})
     string(REGEX REPLACE "^mod ([a-z0-9_]+);$" "\\1" name "${line}")
     add_test(NAME ${prefix}_${name} COMMAND ${cargo_test} --test suites -- ${name}::)
+    set(fixtures ${TB_INTEROP_FIXTURES})
+    if(TB_AOTI_MODELS_DIR AND name STREQUAL "aoti_models")
+      list(APPEND fixtures aoti_models)
+    endif()
     set_tests_properties(${prefix}_${name} PROPERTIES LABELS interop
-                         FIXTURES_REQUIRED "${TB_INTEROP_FIXTURES}" TIMEOUT 1200)
+                         FIXTURES_REQUIRED "${fixtures}" TIMEOUT 1200)
   endforeach()
   set(TB_CARGO "${TB_CARGO}" PARENT_SCOPE)
   set(TB_CARGO_ENV "${env}" PARENT_SCOPE)

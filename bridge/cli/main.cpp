@@ -20,8 +20,8 @@
 #include "torchbridge/bridge/host.hpp"
 #include "torchbridge/ir/profile.hpp"
 #include "torchbridge/libtorch/libtorch.hpp"
+#include "torchbridge/libtorch/models.hpp"
 #include "torchbridge/libtorch/threads.hpp"
-#include "torchbridge/libtorch/torchscript.hpp"
 #include "torchbridge/version.hpp"
 
 namespace {
@@ -30,17 +30,17 @@ using tb::cli::json_escape;
 
 char** g_argv = nullptr;  // for the OpenBLAS restart in serve()
 
-// `torchbridge models PATH...`: what a client must declare to call each module.
+// `torchbridge models PATH...`: what a client must declare to call each model.
 int describe_models(const std::vector<std::string>& paths) {
   int rc = 0;
   for (const auto& path : paths) {
-    auto sig = tb::backend::libtorch::describe_torchscript(path);
-    if (!sig) {
-      std::cerr << sig.error().what() << "\n";
+    auto text = tb::backend::libtorch::describe_model(path);
+    if (!text) {
+      std::cerr << text.error().what() << "\n";
       rc = 1;
       continue;
     }
-    std::cout << path << "\n" << sig.value().describe();
+    std::cout << path << "\n" << text.value();
   }
   return rc;
 }
@@ -66,7 +66,7 @@ struct ServeArgs {
   std::uint64_t transfer_timeout_ms = 60000;
   std::uint64_t init_timeout_ms = 10000;
   bool exit_on_stdin_eof = false;
-  std::vector<std::string> models;  // NAME=PATH.pt
+  std::vector<std::string> models;  // NAME=PATH (.pt or .pt2)
   std::string op_counts_file;
 };
 
@@ -140,13 +140,13 @@ int serve(const ServeArgs& args) {
   for (const auto& d : devices) device_names.push_back(d->device_name());
   std::string model_list;
   for (const auto& spec : args.models) {
-    auto sig = tb::backend::libtorch::add_torchscript_op(*registry, spec, device_names);
-    if (!sig) {
-      spdlog::error("{}", sig.error().what());
+    auto model = tb::backend::libtorch::add_model_op(*registry, spec, device_names);
+    if (!model) {
+      spdlog::error("{}", model.error().what());
       return 2;
     }
-    model_list +=
-        fmt::format("Custom op {}: {}\n", spec.substr(0, spec.find('=')), sig.value().schema);
+    model_list += fmt::format("Custom op {}: {} ({})\n", model.value().name, model.value().schema,
+                              model.value().format);
   }
 
   // Signals are taken by this thread alone (sigwait below), not by the host's threads.
@@ -291,15 +291,18 @@ int main(int argc, char** argv) {
                       "Stop when standard input closes (for supervising processes)");
   serve_cmd->add_option(
       "--model", s.models,
-      "NAME=PATH.pt, repeatable: serve a TorchScript module as the custom op NAME");
+      "NAME=PATH, repeatable: serve a TorchScript module (.pt) or an AOTInductor package "
+      "(.pt2, LibTorch 2.8+) as the custom op NAME");
   serve_cmd->add_option("--op-counts-file", s.op_counts_file,
                         "On a clean stop, write how often each IR leaf ran (JSON object keyed "
                         "by the names `ops` prints)");
 
   std::vector<std::string> model_paths;
   auto* models_cmd = app.add_subcommand(
-      "models", "Print TorchScript modules' forward signatures and what a custom op must declare");
-  models_cmd->add_option("paths", model_paths, "TorchScript files (.pt)")->required();
+      "models", "Print models' forward signatures and what a custom op must declare");
+  models_cmd
+      ->add_option("paths", model_paths, "TorchScript modules (.pt), AOTInductor packages (.pt2)")
+      ->required();
 
   bool json = false;
   bool markdown = false;

@@ -24,6 +24,7 @@
 #include <torch/script.h>
 
 #include "aten_guard.hpp"
+#include "torchbridge/libtorch/models.hpp"
 #include "torchscript_module.hpp"
 
 namespace tb::backend::libtorch {
@@ -391,15 +392,9 @@ Result<TorchScriptOp> load_torchscript_op(const std::string& name, const std::st
 
 Result<TorchScriptSignature> add_torchscript_op(CustomOpRegistry& registry, const std::string& spec,
                                                 const std::vector<std::string>& devices) {
-  const auto eq = spec.find('=');
-  if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size()) {
-    return make_error(ErrorCode::kInvalidArgument,
-                      "--model {}: expected NAME=PATH (NAME is the custom op id clients use)",
-                      spec);
-  }
-  const std::string name = spec.substr(0, eq);
-  TB_TRY_ASSIGN(auto op, load_torchscript_op(name, spec.substr(eq + 1), devices));
-  registry.add(name, std::move(op.handler));
+  TB_TRY_ASSIGN(const auto name_path, parse_model_spec(spec));
+  TB_TRY_ASSIGN(auto op, load_torchscript_op(name_path.first, name_path.second, devices));
+  registry.add(name_path.first, std::move(op.handler));
   for (auto& [id, handler] : op.training) registry.add(id, std::move(handler));
   return std::move(op.signature);
 }

@@ -114,7 +114,7 @@ pub(crate) fn float<const D: usize>(p: Primitive) -> Tensor<D> {
     Tensor::from_primitive::<Remote>(p)
 }
 
-fn int<const D: usize>(p: Primitive) -> Tensor<D, Int> {
+pub(crate) fn int<const D: usize>(p: Primitive) -> Tensor<D, Int> {
     Tensor::from_primitive::<Remote>(p)
 }
 

@@ -6,6 +6,8 @@
 // conformance_tensor's deepest tensor expressions need more than the default 128.
 #![recursion_limit = "512"]
 
+#[path = "aoti_models.rs"]
+mod aoti_models;
 #[path = "conformance_nn.rs"]
 mod conformance_nn;
 #[path = "conformance_router.rs"]

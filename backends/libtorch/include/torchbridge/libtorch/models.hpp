@@ -1,0 +1,32 @@
+// Hosted models, whatever their format: the CLI's `serve --model NAME=PATH` and
+// `torchbridge models PATH`. A path ending in .pt2 is an AOTInductor package (aoti.hpp); any
+// other is a TorchScript module (torchscript.hpp).
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "torchbridge/libtorch/libtorch.hpp"
+#include "torchbridge/result.hpp"
+
+namespace tb::backend::libtorch {
+
+struct ModelSummary {
+  std::string name;    // the custom op id
+  std::string format;  // "TorchScript" or "AOTInductor"
+  std::string schema;  // one line: "forward(Tensor x) -> Tensor"
+};
+
+// `NAME=PATH` as (NAME, PATH), or an error saying what --model expects.
+Result<std::pair<std::string, std::string>> parse_model_spec(const std::string& spec);
+
+// `NAME=PATH` loaded on every device in `devices` and added to `registry` under NAME (and the
+// training contract's NAME::... ids).
+Result<ModelSummary> add_model_op(CustomOpRegistry& registry, const std::string& spec,
+                                  const std::vector<std::string>& devices);
+
+// What a client must declare to call the model at `path` (several lines).
+Result<std::string> describe_model(const std::string& path);
+
+}  // namespace tb::backend::libtorch
