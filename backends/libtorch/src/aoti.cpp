@@ -24,11 +24,13 @@
 #include <fmt/ranges.h>
 #include <torch/version.h>
 
+#include "aoti_inputs.hpp"
 #include "aten_guard.hpp"
 #include "torchbridge/libtorch/torchscript.hpp"
 
 #if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 8)
 #define TB_HAVE_AOTI 1
+#include <caffe2/serialize/inline_container.h>
 #include <torch/csrc/inductor/aoti_package/model_package_loader.h>
 #else
 #define TB_HAVE_AOTI 0
@@ -48,10 +50,14 @@ std::string AotiSignature::describe() const {
   std::string out = fmt::format("  {}\n", schema);
   out += fmt::format("  format:  AOTInductor package, compiled for {}{}\n", device_type,
                      cpu_isa.empty() ? "" : fmt::format(" ({})", cpu_isa));
+  std::vector<std::string> shown;
+  for (const auto& in : input_checks) {
+    shown.push_back(fmt::format("{} [{}]", in.dtype, fmt::join(in.dims, ", ")));
+  }
   out += fmt::format(
-      "  inputs:  {} tensor(s), in the exported program's order, each with the dtype and shape it "
-      "was exported with (dynamic dimensions within their range); the host checks them\n",
-      inputs);
+      "  inputs:  {} tensor(s), in order: {} (a range is a dynamic dimension); the host checks "
+      "each\n",
+      inputs, fmt::join(shown, ", "));
   out += "  scalars: none (torch.export fixed non-tensor arguments when the model was exported)\n";
   out += fmt::format(
       "  outputs: {} tensor(s); declare each with the shape and dtype the exported program "
@@ -171,7 +177,24 @@ Result<std::shared_ptr<Loader>> load_package(const std::string& path, const at::
       });
 }
 
-Status fill_signature(Loader& loader, AotiSignature& sig) {
+// The package's wrapper source (aoti_inputs.hpp says why the host reads it).
+Result<std::string> wrapper_source(const std::string& path) {
+  return aten_guard(ErrorCode::kInvalidArgument, "reading its wrapper source", [&] {
+    caffe2::serialize::PyTorchStreamReader reader(path);
+    const std::string dir = "data/aotinductor/model/";
+    const std::string suffix = ".wrapper.cpp";
+    for (const auto& name : reader.getAllRecords()) {
+      if (name.size() > dir.size() + suffix.size() && name.compare(0, dir.size(), dir) == 0 &&
+          name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0) {
+        auto [data, size] = reader.getRecord(name);
+        return std::string(static_cast<const char*>(data.get()), size);
+      }
+    }
+    return std::string();
+  });
+}
+
+Status fill_signature(const std::string& path, Loader& loader, AotiSignature& sig) {
   TB_TRY_ASSIGN(const auto spec, aten_guard(ErrorCode::kInvalidArgument, "call spec",
                                             [&] { return loader.get_call_spec(); }));
   if (spec.size() != 2) {
@@ -180,6 +203,13 @@ Status fill_signature(Loader& loader, AotiSignature& sig) {
   }
   sig.inputs = pytree_leaves(spec[0]);
   sig.outputs = pytree_leaves(spec[1]);
+  TB_TRY_ASSIGN(const std::string source, wrapper_source(path));
+  if (source.empty()) {
+    return make_error(ErrorCode::kInvalidArgument,
+                      "the package has no wrapper source (data/aotinductor/model/*.wrapper.cpp), "
+                      "whose input checks tell the host the rank of each input it takes");
+  }
+  TB_TRY_ASSIGN(sig.input_checks, detail::parse_input_checks(source, sig.inputs));
   TB_TRY_ASSIGN(sig.constants, aten_guard(ErrorCode::kInvalidArgument, "constants",
                                           [&] { return loader.get_constant_fqns(); }));
   sig.schema = fmt::format("forward({} tensor{}) -> {} tensor{}", sig.inputs,
@@ -201,6 +231,14 @@ Result<std::vector<at::Tensor>> call_package(const LoadedPackage& p, const Custo
   if (call.inputs.size() != static_cast<std::size_t>(p.signature.inputs)) {
     return make_error(ErrorCode::kInvalidArgument, "{} takes {} tensor input(s), the op passes {}",
                       p.signature.schema, p.signature.inputs, call.inputs.size());
+  }
+  for (std::size_t i = 0; i < call.inputs.size(); ++i) {
+    const AotiInput& want = p.signature.input_checks[i];
+    if (call.inputs[i].dim() != static_cast<int64_t>(want.dims.size())) {
+      return make_error(ErrorCode::kInvalidArgument,
+                        "{}: input {} has rank {}, the package takes {} [{}]", p.signature.schema,
+                        i, call.inputs[i].dim(), want.dtype, fmt::join(want.dims, ", "));
+    }
   }
   Loader& loader = *it->second;
   return aten_guard(fmt::format("model {} raised", p.path), [&] {
@@ -228,7 +266,7 @@ Result<AotiOp> load_aoti_op(const std::string& name, const std::string& path,
     TB_TRY_ASSIGN(auto sig, check_package(path, &device));
     TB_TRY_ASSIGN(auto loader, load_package(path, device));
     if (loaded->by_device.empty()) {
-      if (auto s = fill_signature(*loader, sig); !s) {
+      if (auto s = fill_signature(path, *loader, sig); !s) {
         return with_context(s.error(), fmt::format("AOTInductor package {}", path));
       }
       loaded->signature = std::move(sig);
@@ -249,7 +287,7 @@ Result<AotiSignature> describe_aoti(const std::string& path) {
   TB_TRY_ASSIGN(auto sig, check_package(path, nullptr));
   TB_TRY_ASSIGN(const at::Device device, parse_device(sig.device_type));
   TB_TRY_ASSIGN(auto loader, load_package(path, device));
-  if (auto s = fill_signature(*loader, sig); !s) {
+  if (auto s = fill_signature(path, *loader, sig); !s) {
     return with_context(s.error(), fmt::format("AOTInductor package {}", path));
   }
   return sig;

@@ -186,6 +186,16 @@ TEST_F(Aoti, WrongInputsAreErrorsNotOutOfBoundsReads) {
   EXPECT_THAT(wrong_dtype.error().what(), HasSubstr("unmatched dtype"));
   const auto wrong_rank = call("mlp", {at::ones({8}), e.inputs[1]});
   ASSERT_FALSE(wrong_rank);
+  // A lower rank whose dims match as far as they go: the package's own checks would read
+  // sizes()[1] past the end of a rank-1 tensor's sizes. The host refuses it first.
+  const auto short_rank = call("mlp", {at::ones({2}), e.inputs[1]});
+  ASSERT_FALSE(short_rank);
+  EXPECT_THAT(short_rank.error().what(),
+              HasSubstr("input 0 has rank 1, the package takes float32 [2, 4]"));
+  const auto long_rank = call("scaled", {at::ones({4, 3, 1})});
+  ASSERT_FALSE(long_rank);
+  EXPECT_THAT(long_rank.error().what(),
+              HasSubstr("input 0 has rank 3, the package takes float32 [2..64, 3]"));
   for (const int64_t batch : {1, 65}) {
     const auto out_of_range = call("scaled", {at::ones({batch, 3})});
     ASSERT_FALSE(out_of_range) << batch;
@@ -247,6 +257,7 @@ TEST(AotiPackage, DescribeNamesInputsOutputsAndConstants) {
   auto text = describe_model(package("mlp"));
   ASSERT_TRUE(text) << text.error().what();
   EXPECT_THAT(text.value(), HasSubstr("forward(2 tensors) -> 2 tensors"));
+  EXPECT_THAT(text.value(), HasSubstr("in order: float32 [2, 4], float32 [2, 3]"));
   EXPECT_THAT(text.value(), HasSubstr("AOTInductor package, compiled for cpu"));
   EXPECT_THAT(text.value(), HasSubstr("inference only"));
   auto lookup = load_aoti_op("lookup", package("lookup"), {"cpu"});
@@ -254,6 +265,11 @@ TEST(AotiPackage, DescribeNamesInputsOutputsAndConstants) {
   EXPECT_EQ(lookup.value().signature.inputs, 1);
   EXPECT_EQ(lookup.value().signature.outputs, 2);
   EXPECT_EQ(lookup.value().signature.device_type, "cpu");
+  ASSERT_EQ(lookup.value().signature.input_checks.size(), 1u);
+  EXPECT_EQ(lookup.value().signature.input_checks[0].dtype, "int64");
+  auto scaled = describe_model(package("scaled"));
+  ASSERT_TRUE(scaled) << scaled.error().what();
+  EXPECT_THAT(scaled.value(), HasSubstr("in order: float32 [2..64, 3]"));
 }
 
 TEST(AotiPackage, LoadFailuresAreClearErrors) {

@@ -8,6 +8,8 @@
 
 extern crate torchbridge_interop_023 as torchbridge_interop;
 
+#[path = "../../interop/tests/aoti_models.rs"]
+mod aoti_models;
 #[path = "../../interop/tests/conformance_nn.rs"]
 mod conformance_nn;
 #[path = "../../interop/tests/conformance_router.rs"]

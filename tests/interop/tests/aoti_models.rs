@@ -4,7 +4,7 @@
 //! make_aoti_models.py writes each package with NAME.expected (the inputs, and torch's outputs
 //! for them), and CTest passes the folder in `TB_AOTI_MODELS` (scripts/test-torch2's build).
 //! Without that folder (a build on a LibTorch that cannot load packages) the suite checks that
-//! `serve` refuses a package at start-up with exit code 2.
+//! `serve` refuses a package at start-up with exit code 2. The Burn 0.23 crate runs it too.
 
 use std::process::Command;
 use std::sync::OnceLock;
@@ -14,7 +14,7 @@ use burn::tensor::{DType, TensorData};
 use burn_ir::ScalarIr;
 use torchbridge_interop::harness::{TorchbridgeHost, assert_same, torchbridge_bin};
 
-use crate::custom_ops::{custom_op_primitives, expect_error, float, int, primitive};
+use crate::custom_ops::{custom_op_primitives, expect_error, float, int, primitive, spawn_serving};
 
 fn models_dir() -> Option<String> {
     std::env::var("TB_AOTI_MODELS")
@@ -70,13 +70,26 @@ fn host() -> &'static TorchbridgeHost {
             .iter()
             .map(|name| format!("{name}={}", package(name)))
             .collect();
-        let mut args = Vec::new();
-        for spec in &specs {
-            args.push("--model");
-            args.push(spec.as_str());
-        }
-        TorchbridgeHost::spawn(&args)
+        spawn_serving(&specs)
     })
+}
+
+/// `scaled` on a batch of 5 (it was exported with 4: a dynamic dimension) equals torch's result.
+fn scaled_matches_torch(remote: &Device) {
+    let rec = expected("scaled");
+    let x = Tensor::<2>::from_data(rec[0].data.clone(), remote);
+    let out = custom_op_primitives(
+        remote,
+        "scaled",
+        vec![primitive(x)],
+        &[(vec![5, 3], DType::F32)],
+        vec![],
+    );
+    assert_same(
+        &float::<2>(out.into_iter().next().unwrap()).into_data(),
+        &rec[1].data,
+        1e-6,
+    );
 }
 
 #[test]
@@ -111,21 +124,7 @@ fn packages_serve_a_burn_program_with_torchs_outputs() {
         "{total} vs {expected_total}"
     );
 
-    // scaled: a dynamic batch of 5 (exported with 4).
-    let rec = expected("scaled");
-    let x = Tensor::<2>::from_data(rec[0].data.clone(), &remote);
-    let out = custom_op_primitives(
-        &remote,
-        "scaled",
-        vec![primitive(x)],
-        &[(vec![5, 3], DType::F32)],
-        vec![],
-    );
-    assert_same(
-        &float::<2>(out.into_iter().next().unwrap()).into_data(),
-        &rec[1].data,
-        1e-6,
-    );
+    scaled_matches_torch(&remote);
 
     // lookup: an int64 input, a float and an int64 output.
     let rec = expected("lookup");
@@ -184,20 +183,7 @@ fn wrong_inputs_and_training_ops_are_errors_and_the_session_goes_on() {
         "served for inference only",
     );
     // The session still runs the package.
-    let rec = expected("scaled");
-    let x = Tensor::<2>::from_data(rec[0].data.clone(), &remote);
-    let out = custom_op_primitives(
-        &remote,
-        "scaled",
-        vec![primitive(x)],
-        &[(vec![5, 3], DType::F32)],
-        vec![],
-    );
-    assert_same(
-        &float::<2>(out.into_iter().next().unwrap()).into_data(),
-        &rec[1].data,
-        1e-6,
-    );
+    scaled_matches_torch(&remote);
 }
 
 #[test]

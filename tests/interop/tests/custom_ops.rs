@@ -50,13 +50,18 @@ pub(crate) fn host() -> &'static TorchbridgeHost {
             .iter()
             .map(|name| format!("{name}={}", module(name)))
             .collect();
-        let mut args = Vec::new();
-        for spec in &specs {
-            args.push("--model");
-            args.push(spec.as_str());
-        }
-        TorchbridgeHost::spawn(&args)
+        spawn_serving(&specs)
     })
+}
+
+/// A host serving each `NAME=PATH` of `specs` (`--model`).
+pub(crate) fn spawn_serving(specs: &[String]) -> TorchbridgeHost {
+    let mut args = Vec::new();
+    for spec in specs {
+        args.push("--model");
+        args.push(spec.as_str());
+    }
+    TorchbridgeHost::spawn(&args)
 }
 
 pub(crate) type Primitive = burn::backend::tensor::FloatTensor<Remote>;

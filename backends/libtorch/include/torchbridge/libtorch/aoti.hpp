@@ -22,13 +22,21 @@
 
 namespace tb::backend::libtorch {
 
+// One tensor input as the package's generated input checks test it.
+struct AotiInput {
+  std::string name;               // the package's name for it ("arg2_1")
+  std::string dtype;              // "float32", "int64", ...
+  std::vector<std::string> dims;  // one per dimension: "4", or a dynamic range "2..64"
+};
+
 struct AotiSignature {
-  int inputs = 0;   // tensors the op passes, in the exported program's flattened order
-  int outputs = 0;  // tensors it returns
-  std::vector<std::string> constants;  // weights and buffers, by their names in the module
-  std::string device_type;             // what the package was compiled for: "cpu", "cuda"
-  std::string cpu_isa;                 // the instruction sets its CPU kernels use ("AVX512 ...")
-  std::string schema;                  // "forward(2 tensors) -> 2 tensors"
+  int inputs = 0;  // tensors the op passes, in the exported program's flattened order
+  std::vector<AotiInput> input_checks;  // one per input
+  int outputs = 0;                      // tensors it returns
+  std::vector<std::string> constants;   // weights and buffers, by their names in the module
+  std::string device_type;              // what the package was compiled for: "cpu", "cuda"
+  std::string cpu_isa;                  // the instruction sets its CPU kernels use ("AVX512 ...")
+  std::string schema;                   // "forward(2 tensors) -> 2 tensors"
 
   // A multi-line, human-readable account: what a client must declare.
   std::string describe() const;
