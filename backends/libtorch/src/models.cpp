@@ -20,18 +20,24 @@ Result<std::pair<std::string, std::string>> parse_model_spec(const std::string& 
   return std::make_pair(spec.substr(0, eq), spec.substr(eq + 1));
 }
 
+void register_model(CustomOpRegistry& registry, const std::string& name, CustomOpHandler forward,
+                    std::vector<std::pair<std::string, CustomOpHandler>> training) {
+  registry.add(name, std::move(forward));
+  for (auto& [id, handler] : training) registry.add(id, std::move(handler));
+}
+
 Result<ModelSummary> add_model_op(CustomOpRegistry& registry, const std::string& spec,
                                   const std::vector<std::string>& devices) {
   TB_TRY_ASSIGN(const auto name_path, parse_model_spec(spec));
   const auto& [name, path] = name_path;
-  if (!is_aoti_package(path)) {
-    TB_TRY_ASSIGN(auto sig, add_torchscript_op(registry, spec, devices));
-    return ModelSummary{name, "TorchScript", sig.schema};
+  if (is_aoti_package(path)) {
+    TB_TRY_ASSIGN(auto op, load_aoti_op(name, path, devices));
+    register_model(registry, name, std::move(op.handler), std::move(op.training));
+    return ModelSummary{name, "AOTInductor", op.signature.schema};
   }
-  TB_TRY_ASSIGN(auto op, load_aoti_op(name, path, devices));
-  registry.add(name, std::move(op.handler));
-  for (auto& [id, handler] : op.training) registry.add(id, std::move(handler));
-  return ModelSummary{name, "AOTInductor", op.signature.schema};
+  TB_TRY_ASSIGN(auto op, load_torchscript_op(name, path, devices));
+  register_model(registry, name, std::move(op.handler), std::move(op.training));
+  return ModelSummary{name, "TorchScript", op.signature.schema};
 }
 
 Result<std::string> describe_model(const std::string& path) {

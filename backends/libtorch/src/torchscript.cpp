@@ -394,8 +394,7 @@ Result<TorchScriptSignature> add_torchscript_op(CustomOpRegistry& registry, cons
                                                 const std::vector<std::string>& devices) {
   TB_TRY_ASSIGN(const auto name_path, parse_model_spec(spec));
   TB_TRY_ASSIGN(auto op, load_torchscript_op(name_path.first, name_path.second, devices));
-  registry.add(name_path.first, std::move(op.handler));
-  for (auto& [id, handler] : op.training) registry.add(id, std::move(handler));
+  register_model(registry, name_path.first, std::move(op.handler), std::move(op.training));
   return std::move(op.signature);
 }
 

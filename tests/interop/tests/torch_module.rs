@@ -279,6 +279,11 @@ fn train_mlp(device: Device, scale: f32) -> Vec<Vec<f32>> {
         .into_data();
     let forward = |m: &TorchModule, x: Tensor<2>| -> Tensor<2> { m.forward(x) };
     let (model, _) = sgd(model, forward, (&x, &target), &device, 6, 0.3);
+    parameter_values(&model)
+}
+
+/// The module's parameters as f32 values, in the training contract's order.
+fn parameter_values(model: &TorchModule) -> Vec<Vec<f32>> {
     model
         .parameters()
         .into_iter()
@@ -290,12 +295,7 @@ fn train_mlp(device: Device, scale: f32) -> Vec<Vec<f32>> {
 fn two_sessions_training_one_hosted_module_at_once_do_not_interfere() {
     let spec = format!("mlp={}", module("mlp"));
     let host = TorchbridgeHost::spawn(&["--device", "cpu", "--device", "cpu", "--model", &spec]);
-    let initial: Vec<Vec<f32>> = TorchModule::load(&host.device(0), "mlp")
-        .unwrap()
-        .parameters()
-        .into_iter()
-        .map(|p| p.into_data().convert::<f32>().try_to_vec::<f32>().unwrap())
-        .collect();
+    let initial = parameter_values(&TorchModule::load(&host.device(0), "mlp").unwrap());
     let alone = [
         train_mlp(host.device(0), 1.0),
         train_mlp(host.device(0), -0.5),
@@ -310,11 +310,6 @@ fn two_sessions_training_one_hosted_module_at_once_do_not_interfere() {
     assert_ne!(alone[0], alone[1]);
     assert_ne!(alone[0], initial);
     // The hosted module's own weights did not move.
-    let after: Vec<Vec<f32>> = TorchModule::load(&host.device(1), "mlp")
-        .unwrap()
-        .parameters()
-        .into_iter()
-        .map(|p| p.into_data().convert::<f32>().try_to_vec::<f32>().unwrap())
-        .collect();
+    let after = parameter_values(&TorchModule::load(&host.device(1), "mlp").unwrap());
     assert_eq!(after, initial);
 }

@@ -21,6 +21,10 @@ struct ModelSummary {
 // `NAME=PATH` as (NAME, PATH), or an error saying what --model expects.
 Result<std::pair<std::string, std::string>> parse_model_spec(const std::string& spec);
 
+// Adds a loaded model's forward under `name` and each of its training-contract ids.
+void register_model(CustomOpRegistry& registry, const std::string& name, CustomOpHandler forward,
+                    std::vector<std::pair<std::string, CustomOpHandler>> training);
+
 // `NAME=PATH` loaded on every device in `devices` and added to `registry` under NAME (and the
 // training contract's NAME::... ids).
 Result<ModelSummary> add_model_op(CustomOpRegistry& registry, const std::string& spec,
