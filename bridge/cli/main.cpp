@@ -17,6 +17,7 @@
 
 #include "json_text.hpp"
 #include "ops_listing.hpp"
+#include "torchbridge/bridge/c10d_federation.hpp"
 #include "torchbridge/bridge/host.hpp"
 #include "torchbridge/ir/profile.hpp"
 #include "torchbridge/libtorch/libtorch.hpp"
@@ -68,7 +69,40 @@ struct ServeArgs {
   bool exit_on_stdin_eof = false;
   std::vector<std::string> models;  // NAME=PATH (.pt or .pt2)
   std::string op_counts_file;
+  // A member of a federation (docs/federation.md).
+  std::string federation;  // the store's HOST:PORT
+  std::uint32_t rank = 0, world_size = 1;
+  std::string advertise;  // ws://HOST:PORT other members reach this one at
+  std::uint64_t federation_timeout_ms = 120000;
 };
+
+// Joins the federation `args` names, for a host serving `device_names` at `address`.
+tb::Result<std::shared_ptr<tb::bridge::C10dFederation>> join(
+    const ServeArgs& args, const std::string& address, std::vector<std::string> device_names,
+    const std::optional<std::string>& token) {
+  tb::bridge::FederationOptions f;
+  const auto colon = args.federation.rfind(':');
+  if (colon == std::string::npos) {
+    return tb::make_error(tb::ErrorCode::kInvalidArgument, "--federation {}: not HOST:PORT",
+                          args.federation);
+  }
+  f.store_host = args.federation.substr(0, colon);
+  try {
+    const unsigned long port = std::stoul(args.federation.substr(colon + 1));
+    if (port == 0 || port > 65535) throw std::out_of_range("port");
+    f.store_port = static_cast<std::uint16_t>(port);
+  } catch (const std::exception&) {
+    return tb::make_error(tb::ErrorCode::kInvalidArgument, "--federation {}: not HOST:PORT",
+                          args.federation);
+  }
+  f.rank = args.rank;
+  f.world_size = args.world_size;
+  f.address = args.advertise.empty() ? address : args.advertise;
+  f.device_names = std::move(device_names);
+  f.token = token;
+  f.timeout = std::chrono::milliseconds(args.federation_timeout_ms);
+  return tb::bridge::join_federation(f);
+}
 
 // {"Leaf.Name": n, ...} for every IR leaf, written next to `path` and renamed over it, so a reader
 // never sees half a file.
@@ -156,14 +190,53 @@ int serve(const ServeArgs& args) {
   sigaddset(&signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
+  const std::string own_address = fmt::format(
+      "{}://{}:{}", options.tls_cert_file ? "wss" : "ws",
+      options.host.find(':') != std::string::npos ? "[" + options.host + "]" : options.host,
+      options.port);
+  std::shared_ptr<tb::bridge::C10dFederation> federation;
+  if (!args.federation.empty()) {
+    if (options.port == 0 && args.advertise.empty()) {
+      spdlog::error(
+          "--federation: a member needs a fixed --port (or --advertise), so that the "
+          "others can reach it");
+      return 2;
+    }
+    spdlog::debug("joining the federation at {} as rank {} of {}", args.federation, args.rank,
+                  args.world_size);
+    auto joined = join(args, own_address, device_names, options.auth_token);
+    if (!joined) {
+      spdlog::error("{}", joined.error().what());
+      return 1;
+    }
+    federation = std::move(joined).value();
+    options.federation = federation;
+  }
   tb::bridge::Host host(options, devices);
   if (auto s = host.start(); !s) {
     spdlog::error("{}", s.error().what());
     return 1;
   }
+  if (federation) {
+    if (auto s = federation->wait_ready(); !s) {
+      spdlog::error("{}", s.error().what());
+      host.stop();
+      return 1;
+    }
+  }
   std::string device_list;
-  for (std::size_t i = 0; i < devices.size(); ++i) {
-    device_list += fmt::format("{}{}={}", i ? ", " : "", i, devices[i]->device_name());
+  if (federation) {
+    for (const auto& m : federation->members()) {
+      for (std::size_t i = 0; i < m.device_names.size(); ++i) {
+        device_list += fmt::format(
+            "{}{}={}{}", m.first_device + i ? ", " : "", m.first_device + i, m.device_names[i],
+            m.rank == federation->rank() ? std::string() : fmt::format(" (member {})", m.rank));
+      }
+    }
+  } else {
+    for (std::size_t i = 0; i < devices.size(); ++i) {
+      device_list += fmt::format("{}{}={}", i ? ", " : "", i, devices[i]->device_name());
+    }
   }
   const std::string address = fmt::format(
       "{}://{}:{}", options.tls_cert_file ? "wss" : "ws",
@@ -293,6 +366,20 @@ int main(int argc, char** argv) {
       "--model", s.models,
       "NAME=PATH, repeatable: serve a TorchScript module (.pt) or an AOTInductor package "
       "(.pt2, LibTorch 2.8+) as the custom op NAME");
+  serve_cmd->add_option("--federation", s.federation,
+                        "Join a federation of hosts whose store is at HOST:PORT (rank 0 serves "
+                        "it); clients see every member's devices at every member");
+  serve_cmd->add_option("--rank", s.rank, "This member's rank in the federation")
+      ->capture_default_str();
+  serve_cmd->add_option("--world-size", s.world_size, "Members of the federation")
+      ->capture_default_str();
+  serve_cmd->add_option("--advertise", s.advertise,
+                        "ws://HOST:PORT the other members reach this one at (default: --host and "
+                        "--port)");
+  serve_cmd
+      ->add_option("--federation-timeout-ms", s.federation_timeout_ms,
+                   "How long to wait for every member to join")
+      ->capture_default_str();
   serve_cmd->add_option("--op-counts-file", s.op_counts_file,
                         "On a clean stop, write how often each IR leaf ran (JSON object keyed "
                         "by the names `ops` prints)");

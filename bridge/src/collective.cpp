@@ -5,15 +5,17 @@
 namespace tb::bridge {
 
 Result<std::vector<CollectiveHub::Contribution>> CollectiveHub::all_reduce(
-    const std::vector<std::uint32_t>& devices, std::uint32_t position, Contribution tensor,
-    std::chrono::milliseconds timeout) {
+    const std::vector<std::uint32_t>& devices, const std::vector<std::uint32_t>& here,
+    std::uint32_t position, Contribution tensor, std::chrono::milliseconds timeout,
+    std::uint64_t* round_out) {
   std::unique_lock lock(mutex_);
   const std::uint64_t round = next_round_[devices][position]++;
+  if (round_out) *round_out = round;
   const auto key = std::make_pair(devices, round);
   auto& r = rounds_[key];
   r.contributions[position] = std::move(tensor);
   arrived_.notify_all();
-  const auto complete_now = [&] { return rounds_[key].contributions.size() == devices.size(); };
+  const auto complete_now = [&] { return rounds_[key].contributions.size() == here.size(); };
   const bool complete = arrived_.wait_for(lock, timeout, [&] {
     return stopping_ || complete_now();
   }) && complete_now();
@@ -27,13 +29,13 @@ Result<std::vector<CollectiveHub::Contribution>> CollectiveHub::all_reduce(
                         fmt::join(devices, ", "));
     }
     return make_error(ErrorCode::kTimeout,
-                      "all_reduce over devices [{}]: device {} waited {} ms for the others",
-                      fmt::join(devices, ", "), position, timeout.count());
+                      "all_reduce over devices [{}]: device {} waited {} ms for devices [{}]",
+                      fmt::join(devices, ", "), position, timeout.count(), fmt::join(here, ", "));
   }
   std::vector<Contribution> out;
-  out.reserve(devices.size());
+  out.reserve(here.size());
   for (const auto& [p, c] : done.contributions) out.push_back(c);
-  if (++done.collected == devices.size()) rounds_.erase(key);
+  if (++done.collected == here.size()) rounds_.erase(key);
   return out;
 }
 

@@ -27,10 +27,13 @@ class CollectiveHub {
   using Contribution = std::shared_ptr<const backend::Transferable>;
 
   // Contributes `tensor` from device `position` to the next all-reduce over `devices` (sorted
-  // positions) and waits for every other participant. Returns the contributions by position.
+  // positions) and waits for the participants on this host, `here` (sorted; all of `devices` but
+  // in a federation). Returns their contributions by position, and the round's number in `round`.
   Result<std::vector<Contribution>> all_reduce(const std::vector<std::uint32_t>& devices,
+                                               const std::vector<std::uint32_t>& here,
                                                std::uint32_t position, Contribution tensor,
-                                               std::chrono::milliseconds timeout);
+                                               std::chrono::milliseconds timeout,
+                                               std::uint64_t* round = nullptr);
   // Protocol 6: member `member` of collective `id`, whose members' sessions are `sessions` (by
   // member), brings its tensor, or the error its input failed with. Returns every member's tensor
   // by member once all are in. A failure (the parts disagree on the sessions, a member comes

@@ -115,6 +115,7 @@ void Host::stop() {
   // never come now.
   im.state.local.shutdown();
   im.state.collectives.shutdown();
+  if (im.state.options.federation) im.state.options.federation->shutdown();
   im.state.sessions.stop_all();
   im.work.reset();
   im.ioc.stop();

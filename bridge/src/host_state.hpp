@@ -20,10 +20,10 @@
 namespace tb::bridge {
 
 struct HostCounters {
-  std::atomic<std::uint64_t> sessions_total{0}, sessions_refused{0}, tasks{0}, tasks_inline{0}, frames_rejected{0},
-      bytes_in{0}, bytes_out{0}, connections_refused{0}, sessions_failed{0},
+  std::atomic<std::uint64_t> sessions_total{0}, sessions_refused{0}, tasks{0}, tasks_inline{0},
+      frames_rejected{0}, bytes_in{0}, bytes_out{0}, connections_refused{0}, sessions_failed{0},
       tls_handshakes_failed{0}, plain_credentials{0};
-  std::atomic<std::uint32_t> connections_open{0}, data_connections_open{0};
+  std::atomic<std::uint32_t> connections_open{0}, data_connections_open{0}, relays_open{0};
   std::array<std::atomic<std::uint64_t>, ir::kOpKindCount> ops_by_kind{};
 };
 
@@ -47,6 +47,25 @@ struct HostState {
   WebSocketDownloader downloader;
   SessionRegistry sessions;
 
+  // Devices a client sees: every member's in a federation, else this host's.
+  std::uint32_t device_count() const {
+    return options.federation ? options.federation->device_count()
+                              : static_cast<std::uint32_t>(devices.size());
+  }
+  // The first of this host's devices among the ones a client sees.
+  std::uint32_t first_device() const {
+    return options.federation
+               ? options.federation->members()[options.federation->rank()].first_device
+               : 0;
+  }
+  // This host's backend for device `device` (as a client numbers it), or null when another member
+  // of the federation owns it.
+  backend::Backend* local_device(std::uint32_t device) const {
+    const std::uint32_t first = first_device();
+    if (device < first || device - first >= devices.size()) return nullptr;
+    return devices[device - first].get();
+  }
+
   // The services of a new session whose transfers stay in `scope`.
   SessionServices services(std::string scope) {
     SessionServices s;
@@ -58,7 +77,8 @@ struct HostState {
     s.transfer_timeout = options.transfer_timeout;
     s.stopping = &stopping;
     s.ops_by_kind = counters.ops_by_kind.data();
-    s.device_count = static_cast<std::uint32_t>(devices.size());
+    s.device_count = device_count();
+    s.federation = options.federation.get();
     s.transfer_scope = std::move(scope);
     s.held = std::make_shared<MemoryAccount>(&memory);
     s.host_tensor_bytes = &tensor_bytes;

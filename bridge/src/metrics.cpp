@@ -29,6 +29,7 @@ HostMetrics collect_metrics(const HostState& host) {
   m.sessions_failed = c.sessions_failed;
   m.connections_open = c.connections_open;
   m.data_connections_open = c.data_connections_open;
+  m.relays_open = c.relays_open;
   m.connections_refused = c.connections_refused;
   m.tls_handshakes_failed = c.tls_handshakes_failed;
   m.tasks = c.tasks;
@@ -66,6 +67,8 @@ std::string metrics_text(const HostState& host) {
   metric("connections_open", "gauge", "Connections open (HTTP, /session, /data).",
          m.connections_open);
   metric("data_connections_open", "gauge", "/data connections open.", m.data_connections_open);
+  metric("relays_open", "gauge", "Sessions relayed to another member of the federation.",
+         m.relays_open);
   metric("connections_refused_total", "counter", "Connections closed at once: over a limit.",
          m.connections_refused);
   metric("tls_handshakes_failed_total", "counter",

@@ -66,7 +66,8 @@ SessionWorker::SessionWorker(HostState& host, Identity identity,
       connection_(std::move(connection)),
       memory_(std::make_shared<MemoryAccount>(&host.memory)),
       answers_(std::make_shared<AnswerQueue>(host.options.limits.max_queued_answers)),
-      inline_device_(host.devices[identity_.device_index]->device_name().rfind("cpu", 0) == 0) {}
+      inline_device_(host.local_device(identity_.device_index)->device_name().rfind("cpu", 0) ==
+                     0) {}
 
 SessionWorker::~SessionWorker() = default;
 
@@ -183,7 +184,7 @@ void SessionWorker::run_tasks() {
   services.protocol = identity_.profile->version;
   TaskRunner* self = nullptr;  // the runner answers through answer(), which asks it for memory
   TaskRunner runner(identity_.session_id, identity_.device_index,
-                    host_.devices[identity_.device_index]->new_executor(), std::move(services),
+                    host_.local_device(identity_.device_index)->new_executor(), std::move(services),
                     [this, &self](ir::TaskResponse r) { answer(*self, std::move(r)); });
   self = &runner;
   {

@@ -41,6 +41,9 @@ struct SessionServices {
   std::atomic<std::uint64_t>* ops_by_kind = nullptr;
   // The session's wire version (ir/profile.hpp): its ops outside that version's leaf set fail.
   std::uint16_t protocol = ir::kProtocolVersion;
+  // The federation this host belongs to, if any: all-reduces over other members' devices reduce
+  // across members through it.
+  Federation* federation = nullptr;
   // Whether a session is connected (protocol 6's all-reduce names its members' sessions).
   std::function<bool(std::uint64_t)> session_open;
 };
@@ -73,6 +76,11 @@ class TaskRunner {
   void enforce_memory_limit(const ir::OperationIr* op);
   void expose_remote(const ir::ExposeTensorRemoteTask& t);
   void all_reduce(const ir::OperationIr& op);
+  // The federated part of an all-reduce: `parts` are this member's; `members` own `devices`.
+  void reduce_across(const ir::OperationIr& op,
+                     const std::vector<CollectiveHub::Contribution>& parts,
+                     const std::vector<std::uint32_t>& devices,
+                     const std::vector<std::uint32_t>& members, std::uint64_t round);
   void all_reduce_local(const ir::AllReduceLocalTask& task);
   // Registers `parts` and reduces them in order into `out` (a mean divides each part first when
   // `divide_first`, else the sum).

@@ -7,6 +7,7 @@
 #include "guard.hpp"
 #include "host_state.hpp"
 #include "net/tls.hpp"
+#include "relay.hpp"
 #include "torchbridge/ir/codec.hpp"
 #include "torchbridge/ir/format.hpp"
 #include "torchbridge/ir/profile.hpp"
@@ -285,11 +286,13 @@ void SessionConnection::handshake(const ir::Bytes& bytes) {
           peer_, n);
     }
   }
-  const auto device_count = static_cast<std::uint32_t>(host_.devices.size());
+  const std::uint32_t device_count = host_.device_count();
   if (init.device_index >= device_count) {
     return refuse({ir::RefusalKind::NoSuchDevice, device_count},
                   fmt::format("device {} asked, {} hosted", init.device_index, device_count));
   }
+  backend::Backend* device = host_.local_device(init.device_index);
+  if (!device) return relay(init.device_index, bytes);
   // Same-host transfers stay between sessions of one peer presenting one credential.
   SessionWorker::Identity identity;
   identity.session_id = init.session_id.id;
@@ -330,8 +333,7 @@ void SessionConnection::handshake(const ir::Bytes& bytes) {
   ++host_.counters.sessions_total;
   init_timer_.cancel();
   ws_.read_message_max(host_.options.limits.max_message_bytes);
-  ir::SessionInfo info{profile->version, host_.devices[init.device_index]->settings(), device_count,
-                       std::nullopt};
+  ir::SessionInfo info{profile->version, device->settings(), device_count, std::nullopt};
   // The answer to Init is bare in every version (a client on another version reads its refusal
   // the same way); the writes queue is empty here, so it is written bare at once and the session's
   // framing applies from the next answer on.
@@ -340,9 +342,19 @@ void SessionConnection::handshake(const ir::Bytes& bytes) {
   tagged_writes_ = profile->framing == ir::Framing::kTagged;
   state_ = State::kRunning;
   spdlog::info("session {:016x} opened from {} on device {} ({}), {}", session_id_, peer_,
-               init.device_index, host_.devices[init.device_index]->device_name(),
-               ir::describe(*profile));
+               init.device_index, device->device_name(), ir::describe(*profile));
   read();
+}
+
+void SessionConnection::relay(std::uint32_t device, const ir::Bytes& init) {
+  // From here the websocket belongs to the relay; this connection keeps no session and touches
+  // the stream no more (its timer sees the state and leaves it alone).
+  init_timer_.cancel();
+  state_ = State::kRelayed;
+  const FederationMember& owner = host_.options.federation->owner_of(device);
+  spdlog::info("{}: device {} is member {}'s ({}): relaying the session", peer_, device, owner.rank,
+               owner.address);
+  std::make_shared<Relay>(host_, std::move(ws_), std::move(slot_), peer_, owner, init)->run();
 }
 
 void SessionConnection::dispatch(const ir::Bytes& bytes) {
@@ -459,7 +471,7 @@ void SessionConnection::maybe_close() {
 }
 
 void SessionConnection::close_with(websocket::close_code code, std::string_view reason) {
-  if (state_ == State::kClosed) return;
+  if (state_ == State::kClosed || state_ == State::kRelayed) return;
   if (worker_) worker_->close();
   state_ = State::kClosed;
   ws_.async_close(websocket::close_reason(code, reason),
@@ -467,6 +479,7 @@ void SessionConnection::close_with(websocket::close_code code, std::string_view 
 }
 
 void SessionConnection::close_now() {
+  if (state_ == State::kRelayed) return;
   state_ = State::kClosed;
   beast::error_code ec;
   beast::get_lowest_layer(ws_).socket().close(ec);

@@ -50,7 +50,8 @@ class SessionConnection : public std::enable_shared_from_this<SessionConnection>
   void shutdown(std::function<void()> done = {});
 
  private:
-  enum class State { kHandshake, kRunning, kClosing, kClosed };
+  // kRelayed: the websocket was handed to a Relay (another member owns the device).
+  enum class State { kHandshake, kRunning, kClosing, kClosed, kRelayed };
 
   // Runs `fn` on the strand under the guard.
   template <class Fn>
@@ -66,6 +67,7 @@ class SessionConnection : public std::enable_shared_from_this<SessionConnection>
   void reject_frame(std::string_view what);
   void refuse(ir::SessionRefusal refusal, const std::string& reason);
   void handshake(const ir::Bytes& bytes);
+  void relay(std::uint32_t device, const ir::Bytes& init);
   void dispatch(const ir::Bytes& bytes);
   void queue_write(Outgoing out);
   void queue_write(FramePtr frame);

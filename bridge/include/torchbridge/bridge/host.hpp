@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "torchbridge/backend/backend.hpp"
+#include "torchbridge/bridge/federation.hpp"
 #include "torchbridge/result.hpp"
 
 namespace tb::bridge {
@@ -70,6 +71,10 @@ struct HostOptions {
   // PEM CA bundle trusted when this host downloads from a wss:// peer (transfers); none: the
   // system's roots (OpenSSL's default paths; SSL_CERT_FILE is honoured).
   std::optional<std::string> tls_ca_file;
+  // This host as a member of a federation (bridge/federation.hpp): the devices of every member are
+  // announced, sessions for another member's devices are relayed to it, and all-reduces span
+  // members. None: a host on its own.
+  std::shared_ptr<Federation> federation;
 };
 
 struct HostMetrics {
@@ -79,6 +84,7 @@ struct HostMetrics {
   std::uint64_t sessions_failed = 0;
   std::uint64_t connections_open = 0;
   std::uint64_t data_connections_open = 0;
+  std::uint64_t relays_open = 0;  // sessions passed on to another federation member
   std::uint64_t connections_refused = 0;
   std::uint64_t tls_handshakes_failed = 0;
   std::uint64_t live_tensors = 0;

@@ -1,0 +1,318 @@
+// The federation on c10d. Every c10d call is made here, inside try blocks: c10d reports failures
+// (a store that does not answer, a peer that went away, a timeout) by throwing.
+#include "torchbridge/bridge/c10d_federation.hpp"
+
+#include <condition_variable>
+#include <map>
+#include <mutex>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "member_record.hpp"
+
+#ifdef TB_HAVE_C10D_GLOO
+#include <ATen/ATen.h>
+#include <torch/csrc/distributed/c10d/PrefixStore.hpp>
+#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
+#include <torch/csrc/distributed/c10d/TCPStore.hpp>
+#endif
+
+namespace tb::bridge {
+
+#ifndef TB_HAVE_C10D_GLOO
+
+bool federation_supported() {
+  return false;
+}
+
+Result<std::shared_ptr<C10dFederation>> join_federation(const FederationOptions&) {
+  return make_error(ErrorCode::kUnsupported,
+                    "this torchbridge was built without c10d's Gloo process group (its LibTorch "
+                    "lacks it, or Gloo's headers were not found): it cannot join a federation");
+}
+
+#else
+
+bool federation_supported() {
+  return true;
+}
+
+namespace {
+
+// c10d's messages carry a C++ backtrace after their first line.
+std::string first_line(const std::exception& e) {
+  const std::string what = e.what();
+  return what.substr(0, what.find('\n'));
+}
+
+Result<at::ScalarType> scalar_type(const ir::DType& dtype) {
+  switch (dtype.kind) {
+    case ir::DTypeKind::F64:
+      return at::kDouble;
+    case ir::DTypeKind::F32:
+      return at::kFloat;
+    case ir::DTypeKind::F16:
+      return at::kHalf;
+    case ir::DTypeKind::BF16:
+      return at::kBFloat16;
+    default:
+      return make_error(ErrorCode::kUnsupported,
+                        "a cross-member all-reduce of {} tensors: only float dtypes are reduced",
+                        dtype.name());
+  }
+}
+
+class C10dMember final : public C10dFederation {
+ public:
+  C10dMember(FederationOptions options, c10::intrusive_ptr<c10d::Store> store,
+             std::vector<FederationMember> members)
+      : options_(std::move(options)), store_(std::move(store)), members_(std::move(members)) {}
+
+  std::uint32_t rank() const override { return options_.rank; }
+  const std::vector<FederationMember>& members() const override { return members_; }
+
+  Status wait_ready() override {
+    try {
+      store_->set(fmt::format("tb/ready/{}", options_.rank), std::vector<std::uint8_t>{1});
+      std::vector<std::string> keys;
+      for (std::uint32_t r = 0; r < options_.world_size; ++r) {
+        keys.push_back(fmt::format("tb/ready/{}", r));
+      }
+      store_->wait(keys, options_.timeout);
+      return ok();
+    } catch (const std::exception& e) {
+      return make_error(ErrorCode::kTimeout, "federation: not every member became ready: {}",
+                        first_line(e));
+    }
+  }
+
+  Result<ir::TensorData> sum_across(const std::vector<std::uint32_t>& ranks, const std::string& key,
+                                    std::uint64_t round, const ir::TensorData& data,
+                                    std::chrono::milliseconds timeout) override {
+    std::unique_lock lock(mutex_);
+    if (stopping_) return make_error(ErrorCode::kIo, "the host is stopping");
+    auto it = groups_.find(key);
+    if (it == groups_.end()) {
+      if (groups_.size() >= kMaxGroups) {
+        return make_error(ErrorCode::kLimit,
+                          "all-reduce across members over {} distinct device sets, the most this "
+                          "host keeps links for",
+                          kMaxGroups);
+      }
+      it = groups_.emplace(key, Group{}).first;
+    }
+    Group& group = it->second;
+    if (group.round == round && group.result) return *group.result;
+    if (group.round == round && !group.running && group.error) {
+      return make_error(ErrorCode::kIo, "{}", *group.error);
+    }
+    if (group.round == round && group.running) {
+      done_.wait(lock, [&] { return stopping_ || !group.running || group.round != round; });
+      if (group.round == round && group.result) return *group.result;
+      return make_error(ErrorCode::kIo, "{}", group.error.value_or("the host is stopping"));
+    }
+    // A new round: the last one's result is no longer wanted (every local caller took it before
+    // any of them could start this one).
+    group.round = round;
+    group.running = true;
+    group.result.reset();
+    group.error.reset();
+    auto pg = group.pg;
+    std::int64_t incarnation = group.incarnation;
+    lock.unlock();
+    auto result = reduce(pg, incarnation, ranks, key, data, timeout);
+    // A part this member refused (a dtype) leaves the link as it was; a link that failed is over.
+    const bool link_failed = !result && (result.error().code == ErrorCode::kIo ||
+                                         result.error().code == ErrorCode::kTimeout);
+    if (link_failed) retire(key, incarnation);
+    lock.lock();
+    group.running = false;
+    group.pg = link_failed ? c10::intrusive_ptr<c10d::ProcessGroupGloo>() : pg;
+    group.incarnation = incarnation;
+    if (result) {
+      group.result = result.value();
+    } else {
+      group.error = result.error().what();
+    }
+    done_.notify_all();
+    return result;
+  }
+
+  void shutdown() override {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+    done_.notify_all();
+  }
+
+ private:
+  static constexpr std::size_t kMaxGroups = 64;
+
+  struct Group {
+    c10::intrusive_ptr<c10d::ProcessGroupGloo> pg;
+    std::int64_t incarnation = 0;
+    std::uint64_t round = UINT64_MAX;
+    bool running = false;
+    std::optional<ir::TensorData> result;
+    std::optional<std::string> error;
+  };
+
+  // A failed link is not used again. Its members agree on the next one through the store: the
+  // first member to report incarnation k's failure makes k + 1 current, and a member building a
+  // link takes the current incarnation, so one that saw nothing fail builds the same one.
+  void retire(const std::string& key, std::int64_t incarnation) {
+    try {
+      if (store_->add(fmt::format("tb/pg/{}/failed/{}", key, incarnation), 1) == 1) {
+        store_->add(fmt::format("tb/pg/{}/incarnation", key), 1);
+      }
+    } catch (const std::exception& e) {
+      spdlog::warn("federation: cannot report a failed link to the store: {}", first_line(e));
+    }
+  }
+
+  Result<ir::TensorData> reduce(c10::intrusive_ptr<c10d::ProcessGroupGloo>& pg,
+                                std::int64_t& incarnation, const std::vector<std::uint32_t>& ranks,
+                                const std::string& key, const ir::TensorData& data,
+                                std::chrono::milliseconds timeout) {
+    TB_TRY_ASSIGN(const at::ScalarType type, scalar_type(data.dtype));
+    std::vector<std::int64_t> dims(data.shape.begin(), data.shape.end());
+    const auto context = [&](std::string_view stage, const std::exception& e) {
+      return make_error(ErrorCode::kIo, "all-reduce across members [{}] ({}): {}: {}",
+                        fmt::join(ranks, ", "), key, stage, first_line(e));
+    };
+    if (!pg) {
+      const auto me = std::find(ranks.begin(), ranks.end(), options_.rank);
+      if (me == ranks.end()) {
+        return make_error(ErrorCode::kInvalidArgument,
+                          "all-reduce across members [{}]: this member ({}) is not among them",
+                          fmt::join(ranks, ", "), options_.rank);
+      }
+      try {
+        incarnation = store_->add(fmt::format("tb/pg/{}/incarnation", key), 0);
+        auto prefixed = c10::make_intrusive<c10d::PrefixStore>(
+            fmt::format("tb/pg/{}/{}", key, incarnation), store_);
+        auto opts = c10d::ProcessGroupGloo::Options::create(timeout);
+        opts->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname(gloo_host()));
+        pg = c10::make_intrusive<c10d::ProcessGroupGloo>(
+            prefixed, static_cast<int>(me - ranks.begin()), static_cast<int>(ranks.size()), opts);
+      } catch (const std::exception& e) {
+        pg.reset();
+        return context("connecting the members", e);
+      }
+    }
+    try {
+      at::Tensor t = at::from_blob(const_cast<std::uint8_t*>(data.bytes.data()), dims,
+                                   at::TensorOptions().dtype(type))
+                         .clone();
+      // Gloo in LibTorch 1.13 has no bfloat16 sum: it is summed in float32, rounded once.
+      const bool widen = type == at::kBFloat16 && !gloo_bfloat16();
+      std::vector<at::Tensor> tensors{widen ? t.to(at::kFloat) : t};
+      auto work = pg->allreduce(tensors);
+      if (!work->wait(timeout)) {
+        return make_error(ErrorCode::kTimeout,
+                          "all-reduce across members [{}] ({}): no answer in {} ms",
+                          fmt::join(ranks, ", "), key, timeout.count());
+      }
+      at::Tensor sum = widen ? tensors[0].to(type).contiguous() : tensors[0];
+      auto owner = std::make_shared<at::Tensor>(sum);
+      ir::TensorData out;
+      out.shape = data.shape;
+      out.dtype = data.dtype;
+      out.bytes = ir::Bytes(owner, static_cast<const std::uint8_t*>(owner->data_ptr()),
+                            static_cast<std::size_t>(owner->nbytes()));
+      return out;
+    } catch (const std::exception& e) {
+      return context("reducing", e);
+    }
+  }
+
+  static bool gloo_bfloat16() {
+#if defined(TORCH_VERSION_MAJOR) && TORCH_VERSION_MAJOR >= 2
+    return true;
+#else
+    return false;
+#endif
+  }
+
+  // The host part of this member's address: Gloo listens on that interface.
+  std::string gloo_host() const {
+    std::string host = options_.address;
+    if (const auto p = host.find("://"); p != std::string::npos) host = host.substr(p + 3);
+    if (!host.empty() && host.front() == '[') return host.substr(1, host.find(']') - 1);
+    return host.substr(0, host.rfind(':'));
+  }
+
+  const FederationOptions options_;
+  c10::intrusive_ptr<c10d::Store> store_;
+  const std::vector<FederationMember> members_;
+  std::mutex mutex_;
+  std::condition_variable done_;
+  bool stopping_ = false;
+  std::map<std::string, Group> groups_;
+};
+
+}  // namespace
+
+Result<std::shared_ptr<C10dFederation>> join_federation(const FederationOptions& options) {
+  if (options.world_size == 0 || options.rank >= options.world_size) {
+    return make_error(ErrorCode::kInvalidArgument,
+                      "federation: rank {} of a federation of {} member(s)", options.rank,
+                      options.world_size);
+  }
+  if (options.device_names.empty()) {
+    return make_error(ErrorCode::kInvalidArgument, "federation: a member serves no device");
+  }
+  c10::intrusive_ptr<c10d::Store> store;
+  try {
+    c10d::TCPStoreOptions so;
+    so.port = options.store_port;
+    so.isServer = options.rank == 0;
+    so.waitWorkers = false;
+    so.timeout = options.timeout;
+    store = c10::make_intrusive<c10d::TCPStore>(options.store_host, so);
+  } catch (const std::exception& e) {
+    return make_error(ErrorCode::kIo, "federation: cannot {} the store at {}:{}: {}",
+                      options.rank == 0 ? "serve" : "reach", options.store_host, options.store_port,
+                      first_line(e));
+  }
+  std::vector<FederationMember> members(options.world_size);
+  try {
+    // A rank joins once: a member that comes back (or a second process given the same rank) is
+    // refused, because the others' links to the first one cannot be taken over.
+    if (store->add(fmt::format("tb/joined/{}", options.rank), 1) != 1) {
+      return make_error(ErrorCode::kInvalidArgument,
+                        "federation: rank {} has already joined this federation (a restarted "
+                        "member, or two members given one rank); restart every member to form a "
+                        "new federation",
+                        options.rank);
+    }
+    FederationMember me;
+    me.rank = options.rank;
+    me.address = options.address;
+    me.device_count = static_cast<std::uint32_t>(options.device_names.size());
+    me.device_names = options.device_names;
+    const std::string record = encode_member_record(me, options.world_size, options.token);
+    store->set(fmt::format("tb/member/{}", options.rank),
+               std::vector<std::uint8_t>(record.begin(), record.end()));
+    std::uint32_t first = 0;
+    for (std::uint32_t r = 0; r < options.world_size; ++r) {
+      const std::string key = fmt::format("tb/member/{}", r);
+      store->wait({key}, options.timeout);
+      const auto bytes = store->get(key);
+      TB_TRY_ASSIGN(members[r], decode_member_record(std::string(bytes.begin(), bytes.end()), r,
+                                                     options.world_size, options.token));
+      members[r].first_device = first;
+      first += members[r].device_count;
+    }
+  } catch (const std::exception& e) {
+    return make_error(ErrorCode::kTimeout,
+                      "federation: not every one of the {} members joined within {} ms: {}",
+                      options.world_size, options.timeout.count(), first_line(e));
+  }
+  return std::shared_ptr<C10dFederation>(
+      std::make_shared<C10dMember>(options, std::move(store), std::move(members)));
+}
+
+#endif
+
+}  // namespace tb::bridge

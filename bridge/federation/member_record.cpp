@@ -1,0 +1,99 @@
+#include "member_record.hpp"
+
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+
+#include <sstream>
+#include <vector>
+
+#include <fmt/format.h>
+
+namespace tb::bridge {
+
+namespace {
+
+constexpr const char* kMagic = "torchbridge-federation 1";
+// A record holds a few hundred bytes; this bounds what a hostile store entry can make us parse.
+constexpr std::size_t kMaxRecordBytes = 1 << 20;
+constexpr std::uint32_t kMaxDevices = 4096;
+
+std::string signature(const std::string& body, const std::optional<std::string>& token) {
+  if (!token) return "-";
+  unsigned char mac[EVP_MAX_MD_SIZE];
+  unsigned int length = 0;
+  HMAC(EVP_sha256(), token->data(), static_cast<int>(token->size()),
+       reinterpret_cast<const unsigned char*>(body.data()), body.size(), mac, &length);
+  std::string hex;
+  for (unsigned int i = 0; i < length; ++i) hex += fmt::format("{:02x}", mac[i]);
+  return hex;
+}
+
+}  // namespace
+
+std::string encode_member_record(const FederationMember& member, std::uint32_t world_size,
+                                 const std::optional<std::string>& token) {
+  std::string body = fmt::format("{}\nrank {}\nworld {}\naddress {}\ndevices {}\n", kMagic,
+                                 member.rank, world_size, member.address, member.device_count);
+  for (const auto& name : member.device_names) body += "device " + name + "\n";
+  return body + "mac " + signature(body, token) + "\n";
+}
+
+Result<FederationMember> decode_member_record(const std::string& text, std::uint32_t rank,
+                                              std::uint32_t world_size,
+                                              const std::optional<std::string>& token) {
+  const auto bad = [&](std::string_view why) {
+    return make_error(ErrorCode::kInvalidArgument, "the record of member {} {}", rank, why);
+  };
+  if (text.size() > kMaxRecordBytes) return bad("is too long");
+  const auto mac_at = text.rfind("mac ");
+  if (mac_at == std::string::npos || text.back() != '\n') return bad("is not a member record");
+  const std::string body = text.substr(0, mac_at);
+  const std::string mac = text.substr(mac_at + 4, text.size() - mac_at - 5);
+  const std::string expected = signature(body, token);
+  if (mac.size() != expected.size() ||
+      CRYPTO_memcmp(mac.data(), expected.data(), mac.size()) != 0) {
+    return bad(token ? "is not signed with this host's token (--auth-token-file must be the same "
+                       "on every member)"
+                     : "is signed, and this member has no token (--auth-token-file must be the "
+                       "same on every member)");
+  }
+  std::istringstream in(body);
+  std::string line;
+  std::vector<std::string> lines;
+  while (std::getline(in, line)) lines.push_back(line);
+  const auto value = [&](std::size_t i, std::string_view key) -> std::optional<std::string> {
+    if (i >= lines.size() || lines[i].rfind(std::string(key) + " ", 0) != 0) return std::nullopt;
+    return lines[i].substr(key.size() + 1);
+  };
+  if (lines.empty() || lines[0] != kMagic) return bad("is from another torchbridge version");
+  const auto r = value(1, "rank"), w = value(2, "world"), address = value(3, "address"),
+             n = value(4, "devices");
+  if (!r || !w || !address || !n) return bad("is malformed");
+  if (*r != std::to_string(rank)) return bad(fmt::format("names rank {}", *r));
+  if (*w != std::to_string(world_size)) {
+    return bad(fmt::format("was made for a federation of {} members, and this one has {}", *w,
+                           world_size));
+  }
+  FederationMember member;
+  member.rank = rank;
+  member.address = *address;
+  std::uint64_t count = 0;
+  try {
+    count = std::stoull(*n);
+  } catch (const std::exception&) {
+    return bad("has a malformed device count");
+  }
+  if (count == 0 || count > kMaxDevices || lines.size() != 5 + count) {
+    return bad("has a malformed device list");
+  }
+  member.device_count = static_cast<std::uint32_t>(count);
+  for (std::size_t i = 0; i < count; ++i) {
+    auto name = value(5 + i, "device");
+    if (!name) return bad("has a malformed device list");
+    member.device_names.push_back(*name);
+  }
+  return member;
+}
+
+}  // namespace tb::bridge

@@ -1,0 +1,24 @@
+// What a member publishes in the federation's store: its address and devices, signed with the
+// host token (HMAC-SHA256), so a member only takes records from members that hold the token.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "torchbridge/bridge/federation.hpp"
+#include "torchbridge/result.hpp"
+
+namespace tb::bridge {
+
+// The text stored under the member's key; `token` (if any) signs it.
+std::string encode_member_record(const FederationMember& member, std::uint32_t world_size,
+                                 const std::optional<std::string>& token);
+
+// The member a record describes (first_device is left 0). Fails on a record that is malformed,
+// unsigned or signed with another token, or made for another world size or rank.
+Result<FederationMember> decode_member_record(const std::string& text, std::uint32_t rank,
+                                              std::uint32_t world_size,
+                                              const std::optional<std::string>& token);
+
+}  // namespace tb::bridge

@@ -1,0 +1,62 @@
+// A federation: several torchbridge processes that a client sees as one host. Every member knows
+// every member's devices, in rank order, so a device's index is the same on every member; the
+// member that owns a device serves its sessions, and the others relay them (docs/federation.md).
+//
+// The host sees a federation through this interface alone: tb_federation implements it on
+// torch.distributed's c10d (TCPStore to meet, ProcessGroupGloo to reduce).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "torchbridge/ir/types.hpp"
+#include "torchbridge/result.hpp"
+
+namespace tb::bridge {
+
+struct FederationMember {
+  std::uint32_t rank = 0;
+  // Where the member serves sessions: ws://host:port or wss://host:port.
+  std::string address;
+  // The member's devices are [first_device, first_device + device_count) of the federation's.
+  std::uint32_t first_device = 0;
+  std::uint32_t device_count = 0;
+  std::vector<std::string> device_names;
+};
+
+class Federation {
+ public:
+  virtual ~Federation() = default;
+
+  virtual std::uint32_t rank() const = 0;
+  // Every member, by rank.
+  virtual const std::vector<FederationMember>& members() const = 0;
+
+  // Sums `data` element-wise with the parts the other members in `ranks` (sorted, this member
+  // among them) bring under the same `key`, and returns the sum, the same bytes on every member.
+  // A collective's members call in the same order for one key. Several local callers may bring
+  // the same round (`round`): the first one's part is reduced, and all of them get its result.
+  virtual Result<ir::TensorData> sum_across(const std::vector<std::uint32_t>& ranks,
+                                            const std::string& key, std::uint64_t round,
+                                            const ir::TensorData& data,
+                                            std::chrono::milliseconds timeout) = 0;
+
+  // The host is stopping: waits in progress fail at once.
+  virtual void shutdown() = 0;
+
+  std::uint32_t device_count() const {
+    const auto& m = members();
+    return m.empty() ? 0 : m.back().first_device + m.back().device_count;
+  }
+  // The member that owns federation device `device` (< device_count()).
+  const FederationMember& owner_of(std::uint32_t device) const {
+    for (const auto& m : members()) {
+      if (device < m.first_device + m.device_count) return m;
+    }
+    return members().back();
+  }
+};
+
+}  // namespace tb::bridge

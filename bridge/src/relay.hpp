@@ -1,0 +1,66 @@
+// A session for another member's device: the client's websocket, past its Init, is joined to a
+// websocket to the member that owns the device. Messages pass through as they are, both ways,
+// without being decoded (a session speaks the same protocol to whichever member serves it); the
+// owner runs the handshake itself, from the client's own Init.
+//
+// One message in flight each way, charged to the host's memory while it is held. A close on
+// either side closes the other with the same code and reason; a member that cannot be reached or
+// goes away closes the client's websocket with a reason naming it.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include <boost/asio.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/websocket.hpp>
+
+#include "listener.hpp"
+#include "memory.hpp"
+#include "net/any_stream.hpp"
+#include "torchbridge/bridge/federation.hpp"
+#include "torchbridge/ir/bytes.hpp"
+
+namespace tb::bridge {
+
+struct HostState;
+
+class Relay : public std::enable_shared_from_this<Relay> {
+ public:
+  using Ws = boost::beast::websocket::stream<tb::net::AnyStream>;
+
+  // `client` has sent `init` (its first message) and nothing has been answered.
+  Relay(HostState& host, Ws&& client, ConnectionSlot slot, std::string peer,
+        FederationMember member, ir::Bytes init);
+  ~Relay();
+  void run();
+
+ private:
+  // One websocket: the message read from it and not yet passed on, and whether a write to it is
+  // in flight (a websocket close is a write: it must wait, or the socket is closed instead).
+  struct Side {
+    Ws* ws = nullptr;
+    boost::beast::flat_buffer buffer;
+    MemoryCharge held;
+    bool writing = false;
+  };
+  void on_connected();
+  void pump(Side& from, Side& to);
+  void on_read(Side& from, Side& to, boost::beast::error_code ec);
+  void end(Side& from, Side& to, boost::beast::error_code ec);
+  void fail(const std::string& why);
+  void close(Side& side, const boost::beast::websocket::close_reason& reason);
+
+  HostState& host_;
+  Ws client_;
+  std::unique_ptr<Ws> member_ws_;
+  ConnectionSlot slot_;
+  std::string peer_;
+  FederationMember member_;
+  ir::Bytes init_;
+  std::shared_ptr<boost::asio::ssl::context> tls_keep_;  // the system's roots, when made here
+  Side from_client_, from_member_;
+  bool ended_ = false;
+};
+
+}  // namespace tb::bridge
