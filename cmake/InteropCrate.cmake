@@ -36,6 +36,10 @@ function(tb_interop_crate prefix crate_dir)
   if(TB_AOTI_MODELS_DIR)
     list(APPEND env "TB_AOTI_MODELS=${TB_AOTI_MODELS_DIR}")
   endif()
+  if(NOT TB_C10D_GLOO)
+    # This build has no federation (bridge/federation/CMakeLists.txt): its suite has nothing to run.
+    list(APPEND env "TB_NO_FEDERATION=1")
+  endif()
   set(cargo_test ${CMAKE_COMMAND} -E env ${env} ${TB_CARGO} test --release --locked
                  --manifest-path ${crate_dir}/Cargo.toml)
 
