@@ -5,6 +5,7 @@
 #include <condition_variable>
 #include <map>
 #include <mutex>
+#include <thread>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -66,8 +67,11 @@ Result<at::ScalarType> scalar_type(const ir::DType& dtype) {
 class C10dMember final : public C10dFederation {
  public:
   C10dMember(FederationOptions options, c10::intrusive_ptr<c10d::Store> store,
-             std::vector<FederationMember> members)
-      : options_(std::move(options)), store_(std::move(store)), members_(std::move(members)) {}
+             c10::intrusive_ptr<c10d::Store> transfers, std::vector<FederationMember> members)
+      : options_(std::move(options)),
+        store_(std::move(store)),
+        transfers_(std::move(transfers)),
+        members_(std::move(members)) {}
 
   std::uint32_t rank() const override { return options_.rank; }
   const std::vector<FederationMember>& members() const override { return members_; }
@@ -137,6 +141,49 @@ class C10dMember final : public C10dFederation {
     }
     done_.notify_all();
     return result;
+  }
+
+  Status announce_transfer(std::uint64_t key) override {
+    try {
+      const std::string rank = std::to_string(options_.rank);
+      transfers_->set(fmt::format("tb/xfer/{:016x}", key),
+                      std::vector<std::uint8_t>(rank.begin(), rank.end()));
+      return ok();
+    } catch (const std::exception& e) {
+      return make_error(ErrorCode::kIo, "federation: cannot announce transfer {:#018x}: {}", key,
+                        first_line(e));
+    }
+  }
+
+  Result<std::uint32_t> locate_transfer(std::uint64_t key,
+                                        std::chrono::milliseconds timeout) override {
+    const std::string name = fmt::format("tb/xfer/{:016x}", key);
+    try {
+      // Polled with short queries on a connection of their own: a store client runs one query at
+      // a time, and a long wait would hold up the links being built and the other transfers.
+      const auto deadline = std::chrono::steady_clock::now() + timeout;
+      auto pause = std::chrono::milliseconds(1);
+      while (!transfers_->check({name})) {
+        {
+          std::lock_guard lock(mutex_);
+          if (stopping_) throw std::runtime_error("the host is stopping");
+        }
+        if (std::chrono::steady_clock::now() >= deadline) throw std::runtime_error("timed out");
+        std::this_thread::sleep_for(pause);
+        pause = std::min(pause * 2, std::chrono::milliseconds(20));
+      }
+      const auto value = transfers_->get(name);
+      transfers_->deleteKey(name);
+      const std::uint32_t rank =
+          static_cast<std::uint32_t>(std::stoul(std::string(value.begin(), value.end())));
+      if (rank >= members_.size()) throw std::out_of_range("rank");
+      return rank;
+    } catch (const std::exception& e) {
+      return make_error(ErrorCode::kTimeout,
+                        "no member exposed the transfer within {} ms (or the federation's store "
+                        "is gone): {}",
+                        timeout.count(), first_line(e));
+    }
   }
 
   void shutdown() override {
@@ -244,6 +291,7 @@ class C10dMember final : public C10dFederation {
 
   const FederationOptions options_;
   c10::intrusive_ptr<c10d::Store> store_;
+  c10::intrusive_ptr<c10d::Store> transfers_;  // the same store, a connection for transfers
   const std::vector<FederationMember> members_;
   std::mutex mutex_;
   std::condition_variable done_;
@@ -262,7 +310,7 @@ Result<std::shared_ptr<C10dFederation>> join_federation(const FederationOptions&
   if (options.device_names.empty()) {
     return make_error(ErrorCode::kInvalidArgument, "federation: a member serves no device");
   }
-  c10::intrusive_ptr<c10d::Store> store;
+  c10::intrusive_ptr<c10d::Store> store, transfers;
   try {
     c10d::TCPStoreOptions so;
     so.port = options.store_port;
@@ -270,6 +318,8 @@ Result<std::shared_ptr<C10dFederation>> join_federation(const FederationOptions&
     so.waitWorkers = false;
     so.timeout = options.timeout;
     store = c10::make_intrusive<c10d::TCPStore>(options.store_host, so);
+    so.isServer = false;
+    transfers = c10::make_intrusive<c10d::TCPStore>(options.store_host, so);
   } catch (const std::exception& e) {
     return make_error(ErrorCode::kIo, "federation: cannot {} the store at {}:{}: {}",
                       options.rank == 0 ? "serve" : "reach", options.store_host, options.store_port,
@@ -309,8 +359,8 @@ Result<std::shared_ptr<C10dFederation>> join_federation(const FederationOptions&
                       "federation: not every one of the {} members joined within {} ms: {}",
                       options.world_size, options.timeout.count(), first_line(e));
   }
-  return std::shared_ptr<C10dFederation>(
-      std::make_shared<C10dMember>(options, std::move(store), std::move(members)));
+  return std::shared_ptr<C10dFederation>(std::make_shared<C10dMember>(
+      options, std::move(store), std::move(transfers), std::move(members)));
 }
 
 #endif

@@ -8,6 +8,7 @@
 #include "guard.hpp"
 #include "host_state.hpp"
 #include "metrics.hpp"
+#include "relay.hpp"
 #include "torchbridge/version.hpp"
 #include "ws_session.hpp"
 
@@ -16,6 +17,24 @@ namespace tb::bridge {
 namespace beast = boost::beast;
 namespace http = beast::http;
 namespace websocket = beast::websocket;
+
+namespace {
+
+// The transfer scope a relaying member names (relay.hpp), taken only from a member: one that
+// presented the token, or, on a federation without one, one at a member's address.
+std::optional<std::string> relayed_scope(const HostState& host,
+                                         const http::request<http::string_body>& req,
+                                         bool header_ok, const std::string& peer) {
+  const auto it = req.find(kRelayedScopeHeader);
+  if (!host.options.federation || it == req.end()) return std::nullopt;
+  if (host.options.auth_token ? !header_ok : !is_member_host(*host.options.federation, peer)) {
+    spdlog::warn("{}: a relayed transfer scope from a peer that is no member, ignored", peer);
+    return std::nullopt;
+  }
+  return std::string(it->value());
+}
+
+}  // namespace
 
 HttpConnection::HttpConnection(HostState& host, tb::net::AnyStream&& stream, ConnectionSlot slot)
     : host_(host), stream_(std::move(stream)), slot_(std::move(slot)) {}
@@ -72,7 +91,9 @@ void HttpConnection::route() {
         const auto auth = req[http::field::authorization];
         header_ok = constant_time_equal(auth, "Bearer " + *host_.options.auth_token);
       }
-      std::make_shared<SessionConnection>(host_, std::move(stream_), std::move(slot_), header_ok)
+      auto scope = relayed_scope(host_, req, header_ok, address_of(stream_.socket()));
+      std::make_shared<SessionConnection>(host_, std::move(stream_), std::move(slot_), header_ok,
+                                          std::move(scope))
           ->run(std::move(req));
       return;
     }

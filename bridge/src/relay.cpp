@@ -6,6 +6,9 @@
 #include "host_state.hpp"
 #include "net/tls.hpp"
 #include "torchbridge/version.hpp"
+#include "ws_session.hpp"
+
+#include <openssl/sha.h>
 
 namespace tb::bridge {
 
@@ -42,14 +45,53 @@ std::optional<Endpoint> endpoint_of(std::string_view address) {
 
 }  // namespace
 
+std::string federation_scope(std::string_view scope) {
+  unsigned char digest[SHA256_DIGEST_LENGTH];
+  SHA256(reinterpret_cast<const unsigned char*>(scope.data()), scope.size(), digest);
+  std::string hex;
+  for (unsigned char c : digest) hex += fmt::format("{:02x}", c);
+  return hex;
+}
+
+std::optional<ir::Address> member_address(std::string_view address) {
+  const auto e = endpoint_of(address);
+  if (!e) return std::nullopt;
+  ir::Address a{e->secure ? "wss" : "ws", e->host, std::nullopt};
+  try {
+    const unsigned long port = std::stoul(e->port);
+    if (port > 65535) return std::nullopt;
+    a.port = static_cast<std::uint16_t>(port);
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+  return a;
+}
+
+std::uint64_t transfer_key(std::string_view scope, ir::LocalTransferId id) {
+  const std::string text = fmt::format("{}|{}", scope, id);
+  unsigned char digest[SHA256_DIGEST_LENGTH];
+  SHA256(reinterpret_cast<const unsigned char*>(text.data()), text.size(), digest);
+  std::uint64_t key = 0;
+  for (int i = 0; i < 8; ++i) key |= std::uint64_t{digest[i]} << (8 * i);
+  return key;
+}
+
+bool is_member_host(const Federation& federation, const std::string& peer) {
+  for (const auto& m : federation.members()) {
+    if (const auto e = endpoint_of(m.address); e && e->host == peer) return true;
+  }
+  return false;
+}
+
 Relay::Relay(HostState& host, Ws&& client, ConnectionSlot slot, std::string peer,
-             FederationMember member, ir::Bytes init)
+             FederationMember member, ir::Bytes init, std::string scope)
     : host_(host),
       client_(std::move(client)),
       slot_(std::move(slot)),
       peer_(std::move(peer)),
       member_(std::move(member)),
-      init_(std::move(init)) {
+      init_(std::move(init)),
+      scope_(std::move(scope)) {
   from_client_.ws = &client_;
   ++host_.counters.relays_open;
 }
@@ -111,6 +153,7 @@ void Relay::run() {
     if (host_.options.auth_token) {
       req.set(http::field::authorization, "Bearer " + *host_.options.auth_token);
     }
+    req.set(kRelayedScopeHeader, scope_);
   }));
   beast::get_lowest_layer(*member_ws_).expires_after(host_.options.init_timeout);
   auto resolver = std::make_shared<tcp::resolver>(client_.get_executor());
@@ -209,6 +252,20 @@ void Relay::end(Side& from, Side& to, beast::error_code ec) {
     return;
   }
   fail("the connection broke: " + ec.message());
+}
+
+// Here rather than in ws_session.cpp: the one place a session leaves for another member.
+void SessionConnection::relay(std::uint32_t device, const ir::Bytes& init, std::string scope) {
+  // From here the websocket belongs to the relay; this connection keeps no session and touches
+  // the stream no more (its timer sees the state and leaves it alone).
+  init_timer_.cancel();
+  state_ = State::kRelayed;
+  const FederationMember& owner = host_.options.federation->owner_of(device);
+  spdlog::info("{}: device {} is member {}'s ({}): relaying the session", peer_, device, owner.rank,
+               owner.address);
+  std::make_shared<Relay>(host_, std::move(ws_), std::move(slot_), peer_, owner, init,
+                          std::move(scope))
+      ->run();
 }
 
 }  // namespace tb::bridge

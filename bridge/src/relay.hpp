@@ -20,10 +20,24 @@
 #include "net/any_stream.hpp"
 #include "torchbridge/bridge/federation.hpp"
 #include "torchbridge/ir/bytes.hpp"
+#include "torchbridge/ir/protocol.hpp"
 
 namespace tb::bridge {
 
 struct HostState;
+
+// On the upgrade request of a relayed session: the transfer scope of the client (a digest), so
+// that same-host transfers between its sessions on different members meet (http_routes.cpp takes
+// it from members only).
+inline constexpr const char* kRelayedScopeHeader = "X-Torchbridge-Scope";
+// A federation's transfer scope for a client's `scope`: a digest (it holds the credential).
+std::string federation_scope(std::string_view scope);
+// Whether `peer` (an address without its port) is the host of a member's address.
+bool is_member_host(const Federation& federation, const std::string& peer);
+// A member's address (ws://host:port, wss://host:port) as `/data` downloads take it.
+std::optional<ir::Address> member_address(std::string_view address);
+// The `/data` key of same-host transfer `id` of `scope` in a federation.
+std::uint64_t transfer_key(std::string_view scope, ir::LocalTransferId id);
 
 class Relay : public std::enable_shared_from_this<Relay> {
  public:
@@ -31,7 +45,7 @@ class Relay : public std::enable_shared_from_this<Relay> {
 
   // `client` has sent `init` (its first message) and nothing has been answered.
   Relay(HostState& host, Ws&& client, ConnectionSlot slot, std::string peer,
-        FederationMember member, ir::Bytes init);
+        FederationMember member, ir::Bytes init, std::string scope);
   ~Relay();
   void run();
 
@@ -58,6 +72,7 @@ class Relay : public std::enable_shared_from_this<Relay> {
   std::string peer_;
   FederationMember member_;
   ir::Bytes init_;
+  std::string scope_;
   std::shared_ptr<boost::asio::ssl::context> tls_keep_;  // the system's roots, when made here
   Side from_client_, from_member_;
   bool ended_ = false;

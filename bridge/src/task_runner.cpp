@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "relay.hpp"
 #include "torchbridge/ir/codec.hpp"
 #include "torchbridge/ir/format.hpp"
 #include "torchbridge/ir/profile.hpp"
@@ -213,30 +214,65 @@ void TaskRunner::read_tensors(const ir::ReadTensorsTask& t) {
 }
 
 void TaskRunner::expose_remote(const ir::ExposeTensorRemoteTask& t) {
-  const std::uint64_t key = DataStore::key_of(t.capability);
+  expose_data(t.tensor, DataStore::key_of(t.capability), t.count, "ExposeTensorRemote");
+}
+
+bool TaskRunner::expose_data(const ir::TensorIr& tensor, std::uint64_t key, std::uint32_t count,
+                             const char* task) {
   const auto expires = std::chrono::steady_clock::now() + services_.transfer_timeout;
   const auto expose = [&](DataStore::Payload payload, MemoryCharge charge) {
-    if (!services_.data->expose(key, session_id_, std::move(payload), t.count, std::move(charge),
+    if (!services_.data->expose(key, session_id_, std::move(payload), count, std::move(charge),
                                 expires)) {
-      executor_->fail(make_error(ErrorCode::kInvalidArgument,
-                                 "ExposeTensorRemote: transfer {:#x} is already exposed; the first "
-                                 "exposure stands",
-                                 key),
-                      {});
+      executor_->fail(
+          make_error(ErrorCode::kInvalidArgument,
+                     "{}: transfer {:#x} is already exposed; the first exposure stands", task, key),
+          {});
+      return false;
     }
+    return true;
   };
-  auto data = executor_->read_tensor(t.tensor);
-  if (!data) return expose(with_context(data.error(), "ExposeTensorRemote"), {});
+  auto data = executor_->read_tensor(tensor);
+  if (!data) return expose(with_context(data.error(), task), {});
   // The payload is a view of the tensor's storage; it is charged in full all the same, since it
   // outlives the tensor when the client drops it.
   auto frame = OutFrame::encode(ir::DataMessage{ir::TensorMessage{std::move(data).value()}});
   if (auto over = over_memory_limit(frame->size)) {
-    Error e = with_context(std::move(*over), "ExposeTensorRemote");
+    Error e = with_context(std::move(*over), task);
     executor_->fail(e, {});
     return expose(std::move(e), {});
   }
   MemoryCharge charge(services_.held, frame->size);
-  expose(std::move(frame), std::move(charge));
+  return expose(std::move(frame), std::move(charge));
+}
+
+void TaskRunner::expose_across(const ir::ExposeTensorLocalTask& t) {
+  // Its taker may be on any member: the tensor is served on /data, and the store says where.
+  const std::uint64_t key = transfer_key(services_.transfer_scope, t.transfer_id);
+  if (!expose_data(t.tensor, key, 1, "ExposeTensorLocal")) return;
+  if (auto s = services_.federation->announce_transfer(key); !s) {
+    executor_->fail(with_context(s.error(), "ExposeTensorLocal"), {});
+  }
+}
+
+void TaskRunner::register_across(const ir::RegisterTensorLocalTask& t) {
+  const auto fail = [&](Error e) {
+    executor_->fail(
+        with_context(std::move(e), fmt::format("RegisterTensorLocal #{}", t.new_id.value)),
+        {t.new_id});
+  };
+  const std::uint64_t key = transfer_key(services_.transfer_scope, t.transfer_id);
+  auto rank = services_.federation->locate_transfer(key, services_.transfer_timeout);
+  if (!rank) return fail(rank.error());
+  const std::string& address = services_.federation->members()[rank.value()].address;
+  const auto peer = member_address(address);
+  if (!peer) {
+    return fail(make_error(ErrorCode::kInvalidArgument,
+                           "member {}'s address {} is not ws:// or wss://", rank.value(), address));
+  }
+  auto data = services_.downloader->download(*peer, key);
+  if (!data) return fail(data.error());
+  if (!within_tensor_limit("RegisterTensorLocal", t.new_id, data.value())) return;
+  note(session_id_, executor_->register_tensor(t.new_id, data.value()));
 }
 
 void TaskRunner::execute_graph(const std::vector<ir::OperationIr>& relative,
@@ -315,6 +351,7 @@ void TaskRunner::run(ir::Task& task) {
         } else if constexpr (std::is_same_v<T, ir::ExposeTensorRemoteTask>) {
           expose_remote(t);
         } else if constexpr (std::is_same_v<T, ir::ExposeTensorLocalTask>) {
+          if (services_.federation) return expose_across(t);
           if (!services_.local->expose(services_.transfer_scope, t.transfer_id, session_id_,
                                        executor_->take_for_transfer(t.tensor))) {
             executor_->fail(make_error(ErrorCode::kInvalidArgument,
@@ -324,6 +361,7 @@ void TaskRunner::run(ir::Task& task) {
                             {});
           }
         } else if constexpr (std::is_same_v<T, ir::RegisterTensorLocalTask>) {
+          if (services_.federation) return register_across(t);
           auto tensor = services_.local->take(services_.transfer_scope, t.transfer_id,
                                               services_.transfer_timeout);
           if (!tensor) {

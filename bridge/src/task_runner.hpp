@@ -75,6 +75,12 @@ class TaskRunner {
   bool within_tensor_limit(const char* task, ir::TensorId id, const ir::TensorData& data);
   void enforce_memory_limit(const ir::OperationIr* op);
   void expose_remote(const ir::ExposeTensorRemoteTask& t);
+  // Serves `tensor` on `/data` under `key`, `count` times; false when the key is taken.
+  bool expose_data(const ir::TensorIr& tensor, std::uint64_t key, std::uint32_t count,
+                   const char* task);
+  // Same-host transfers in a federation: through `/data`, from whichever member exposed them.
+  void expose_across(const ir::ExposeTensorLocalTask& t);
+  void register_across(const ir::RegisterTensorLocalTask& t);
   void all_reduce(const ir::OperationIr& op);
   // The federated part of an all-reduce: `parts` are this member's; `members` own `devices`.
   void reduce_across(const ir::OperationIr& op,

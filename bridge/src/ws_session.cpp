@@ -29,14 +29,16 @@ std::shared_ptr<MemoryAccount> host_account(HostState& host) {
 }  // namespace
 
 SessionConnection::SessionConnection(HostState& host, tb::net::AnyStream&& stream,
-                                     ConnectionSlot slot, bool header_authorized)
+                                     ConnectionSlot slot, bool header_authorized,
+                                     std::optional<std::string> relayed_scope)
     : host_(host),
       ws_(std::move(stream)),
       init_timer_(ws_.get_executor()),
       slot_(std::move(slot)),
       peer_(peer_of(beast::get_lowest_layer(ws_).socket())),
       peer_address_(address_of(beast::get_lowest_layer(ws_).socket())),
-      header_authorized_(header_authorized) {}
+      header_authorized_(header_authorized),
+      relayed_scope_(std::move(relayed_scope)) {}
 
 SessionConnection::~SessionConnection() {
   guarded([&] { teardown(); }, [](const std::string&) {});
@@ -291,15 +293,18 @@ void SessionConnection::handshake(const ir::Bytes& bytes) {
     return refuse({ir::RefusalKind::NoSuchDevice, device_count},
                   fmt::format("device {} asked, {} hosted", init.device_index, device_count));
   }
+  // Same-host transfers stay between sessions of one peer presenting one credential; in a
+  // federation, the member a client reached first names the scope for every member.
+  std::string scope =
+      peer_address_ + '|' +
+      (header_authorized_ ? std::string("bearer") : std::string(init.authorization.view()));
+  if (host_.options.federation) scope = relayed_scope_ ? *relayed_scope_ : federation_scope(scope);
   backend::Backend* device = host_.local_device(init.device_index);
-  if (!device) return relay(init.device_index, bytes);
-  // Same-host transfers stay between sessions of one peer presenting one credential.
+  if (!device) return relay(init.device_index, bytes, std::move(scope));
   SessionWorker::Identity identity;
   identity.session_id = init.session_id.id;
   identity.device_index = init.device_index;
-  identity.transfer_scope =
-      peer_address_ + '|' +
-      (header_authorized_ ? std::string("bearer") : std::string(init.authorization.view()));
+  identity.transfer_scope = std::move(scope);
   identity.profile = profile;
   auto worker = std::make_shared<SessionWorker>(host_, identity, weak_from_this());
   // Burn's refusals have no "busy" or "taken": these end with a websocket close whose reason
@@ -344,17 +349,6 @@ void SessionConnection::handshake(const ir::Bytes& bytes) {
   spdlog::info("session {:016x} opened from {} on device {} ({}), {}", session_id_, peer_,
                init.device_index, device->device_name(), ir::describe(*profile));
   read();
-}
-
-void SessionConnection::relay(std::uint32_t device, const ir::Bytes& init) {
-  // From here the websocket belongs to the relay; this connection keeps no session and touches
-  // the stream no more (its timer sees the state and leaves it alone).
-  init_timer_.cancel();
-  state_ = State::kRelayed;
-  const FederationMember& owner = host_.options.federation->owner_of(device);
-  spdlog::info("{}: device {} is member {}'s ({}): relaying the session", peer_, device, owner.rank,
-               owner.address);
-  std::make_shared<Relay>(host_, std::move(ws_), std::move(slot_), peer_, owner, init)->run();
 }
 
 void SessionConnection::dispatch(const ir::Bytes& bytes) {

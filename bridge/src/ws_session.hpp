@@ -32,8 +32,9 @@ struct HostState;
 
 class SessionConnection : public std::enable_shared_from_this<SessionConnection> {
  public:
+  // `relayed_scope`: the transfer scope a federation member that relays this session named.
   SessionConnection(HostState& host, tb::net::AnyStream&& stream, ConnectionSlot slot,
-                    bool header_authorized);
+                    bool header_authorized, std::optional<std::string> relayed_scope = {});
   ~SessionConnection();
 
   void run(boost::beast::http::request<boost::beast::http::string_body> req);
@@ -67,7 +68,7 @@ class SessionConnection : public std::enable_shared_from_this<SessionConnection>
   void reject_frame(std::string_view what);
   void refuse(ir::SessionRefusal refusal, const std::string& reason);
   void handshake(const ir::Bytes& bytes);
-  void relay(std::uint32_t device, const ir::Bytes& init);
+  void relay(std::uint32_t device, const ir::Bytes& init, std::string scope);
   void dispatch(const ir::Bytes& bytes);
   void queue_write(Outgoing out);
   void queue_write(FramePtr frame);
@@ -87,6 +88,7 @@ class SessionConnection : public std::enable_shared_from_this<SessionConnection>
   std::string peer_;
   std::string peer_address_;  // without the port: part of the transfer scope
   bool header_authorized_;
+  std::optional<std::string> relayed_scope_;
   bool accepted_ = false;
   std::unique_ptr<MessageBuffer> message_;
   MemoryCharge receiving_;  // the message being received, charged to the host as it arrives

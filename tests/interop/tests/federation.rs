@@ -269,3 +269,47 @@ fn a_member_that_dies_fails_its_collectives_in_bounded_time_and_the_others_serve
         + &String::from_utf8_lossy(&std::mem::take(&mut restarted.stderr));
     assert!(said.contains("already joined"), "no reason given: {said}");
 }
+
+#[test]
+fn tensors_move_between_devices_of_different_members() {
+    if !applies() {
+        return;
+    }
+    let (members, _) = spawn_federation(&[2, 1], &[]);
+    let front = &members[0];
+    let d: Vec<Device> = (0..3).map(|i| front.device(i)).collect();
+    let values = data(6, 5);
+    let x = Tensor::<2>::from_data(TensorData::new(values.clone(), [2, 3]), &d[0]);
+    // Member 0 to member 1 (a relayed session), back to member 0's other device, and an int tensor
+    // from member 1 to member 0: same-host transfers to Burn's client, /data between members.
+    let on_2 = x.clone().to_device(&d[2]);
+    let doubled = (on_2.clone() * 2.0).to_device(&d[1]);
+    let ints = Tensor::<1, Int>::from_data(TensorData::new(vec![7i64, -3, 11], [3]), &d[2])
+        .to_device(&d[0]);
+    assert_eq!(
+        on_2.into_data().try_to_vec::<f32>().unwrap(),
+        values,
+        "device 0 to 2"
+    );
+    let twice: Vec<f32> = values.iter().map(|v| v * 2.0).collect();
+    assert_eq!(
+        doubled.into_data().try_to_vec::<f32>().unwrap(),
+        twice,
+        "device 2 to 1"
+    );
+    assert_eq!(
+        ints.into_data()
+            .convert::<i64>()
+            .try_to_vec::<i64>()
+            .unwrap(),
+        vec![7, -3, 11],
+        "ints, device 2 to 0"
+    );
+    // Through member 1's door the same device numbers name the same devices.
+    let y = Tensor::<1>::from_data(
+        TensorData::new(vec![1.0f32, 2.0], [2]),
+        &members[1].device(0),
+    )
+    .to_device(&members[1].device(2));
+    assert_eq!(y.into_data().try_to_vec::<f32>().unwrap(), vec![1.0, 2.0]);
+}

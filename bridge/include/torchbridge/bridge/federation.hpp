@@ -43,6 +43,13 @@ class Federation {
                                             const ir::TensorData& data,
                                             std::chrono::milliseconds timeout) = 0;
 
+  // Same-host transfers between members: the member whose session exposed transfer `key` (served
+  // on its `/data` route) tells the others; a member whose session registers it finds the owner.
+  // locate_transfer waits up to `timeout` and forgets the key once found (a key is taken once).
+  virtual Status announce_transfer(std::uint64_t key) = 0;
+  virtual Result<std::uint32_t> locate_transfer(std::uint64_t key,
+                                                std::chrono::milliseconds timeout) = 0;
+
   // The host is stopping: waits in progress fail at once.
   virtual void shutdown() = 0;
 
