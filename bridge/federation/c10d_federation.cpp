@@ -2,6 +2,7 @@
 // (a store that does not answer, a peer that went away, a timeout) by throwing.
 #include "torchbridge/bridge/c10d_federation.hpp"
 
+#include <algorithm>
 #include <condition_variable>
 #include <map>
 #include <mutex>
@@ -93,20 +94,24 @@ class C10dMember final : public C10dFederation {
 
   Result<ir::TensorData> sum_across(const std::vector<std::uint32_t>& ranks, const std::string& key,
                                     std::uint64_t round, const ir::TensorData& data,
-                                    std::chrono::milliseconds timeout) override {
+                                    std::chrono::milliseconds timeout,
+                                    const std::vector<std::uint64_t>& bound_to) override {
     std::unique_lock lock(mutex_);
     if (stopping_) return make_error(ErrorCode::kIo, "the host is stopping");
     auto it = groups_.find(key);
     if (it == groups_.end()) {
       if (groups_.size() >= kMaxGroups) {
         return make_error(ErrorCode::kLimit,
-                          "all-reduce across members over {} distinct device sets, the most this "
-                          "host keeps links for",
+                          "all-reduce across members over {} distinct device or session sets, "
+                          "the most this host keeps links for",
                           kMaxGroups);
       }
-      it = groups_.emplace(key, Group{}).first;
+      it = groups_.emplace(key, std::make_shared<Group>()).first;
+      it->second->bound_to = bound_to;
     }
-    Group& group = it->second;
+    // Held by this call: a session ending may drop the group from the map meanwhile.
+    const std::shared_ptr<Group> held = it->second;
+    Group& group = *held;
     if (group.round == round && group.result) return *group.result;
     if (group.round == round && !group.running && group.error) {
       return make_error(ErrorCode::kIo, "{}", *group.error);
@@ -157,33 +162,51 @@ class C10dMember final : public C10dFederation {
 
   Result<std::uint32_t> locate_transfer(std::uint64_t key,
                                         std::chrono::milliseconds timeout) override {
-    const std::string name = fmt::format("tb/xfer/{:016x}", key);
-    try {
-      // Polled with short queries on a connection of their own: a store client runs one query at
-      // a time, and a long wait would hold up the links being built and the other transfers.
-      const auto deadline = std::chrono::steady_clock::now() + timeout;
-      auto pause = std::chrono::milliseconds(1);
-      while (!transfers_->check({name})) {
-        {
-          std::lock_guard lock(mutex_);
-          if (stopping_) throw std::runtime_error("the host is stopping");
-        }
-        if (std::chrono::steady_clock::now() >= deadline) throw std::runtime_error("timed out");
-        std::this_thread::sleep_for(pause);
-        pause = std::min(pause * 2, std::chrono::milliseconds(20));
-      }
-      const auto value = transfers_->get(name);
-      transfers_->deleteKey(name);
-      const std::uint32_t rank =
-          static_cast<std::uint32_t>(std::stoul(std::string(value.begin(), value.end())));
-      if (rank >= members_.size()) throw std::out_of_range("rank");
-      return rank;
-    } catch (const std::exception& e) {
+    auto rank = poll_rank(fmt::format("tb/xfer/{:016x}", key), timeout, true);
+    if (!rank) {
       return make_error(ErrorCode::kTimeout,
                         "no member exposed the transfer within {} ms (or the federation's store "
                         "is gone): {}",
-                        timeout.count(), first_line(e));
+                        timeout.count(), rank.error().what());
     }
+    return rank;
+  }
+
+  void announce_session(std::uint64_t session) override {
+    try {
+      const std::string rank = std::to_string(options_.rank);
+      transfers_->set(fmt::format("tb/session/{:016x}", session),
+                      std::vector<std::uint8_t>(rank.begin(), rank.end()));
+    } catch (const std::exception& e) {
+      spdlog::warn("federation: cannot announce session {:016x}: {}", session, first_line(e));
+    }
+  }
+
+  void session_ended(std::uint64_t session) override {
+    {
+      // Its collectives' links can serve no other collective: a key names its sessions.
+      std::lock_guard lock(mutex_);
+      for (auto it = groups_.begin(); it != groups_.end();) {
+        const auto& b = it->second->bound_to;
+        it = std::find(b.begin(), b.end(), session) != b.end() ? groups_.erase(it) : std::next(it);
+      }
+    }
+    try {
+      transfers_->deleteKey(fmt::format("tb/session/{:016x}", session));
+    } catch (const std::exception& e) {
+      spdlog::debug("federation: cannot forget session {:016x}: {}", session, first_line(e));
+    }
+  }
+
+  Result<std::uint32_t> locate_session(std::uint64_t session,
+                                       std::chrono::milliseconds timeout) override {
+    auto rank = poll_rank(fmt::format("tb/session/{:016x}", session), timeout, false);
+    if (!rank) {
+      return make_error(ErrorCode::kTimeout,
+                        "session {:016x} is on no member of the federation (waited {} ms): {}",
+                        session, timeout.count(), rank.error().what());
+    }
+    return rank;
   }
 
   void shutdown() override {
@@ -195,7 +218,39 @@ class C10dMember final : public C10dFederation {
  private:
   static constexpr std::size_t kMaxGroups = 64;
 
+  // The rank stored under `name`, once it is there (then deleted when `take`). Polled with short
+  // queries on a connection of their own: a store client runs one query at a time, and a long
+  // wait would hold up the links being built and the other lookups.
+  Result<std::uint32_t> poll_rank(const std::string& name, std::chrono::milliseconds timeout,
+                                  bool take) {
+    try {
+      const auto deadline = std::chrono::steady_clock::now() + timeout;
+      auto pause = std::chrono::milliseconds(1);
+      while (!transfers_->check({name})) {
+        {
+          std::lock_guard lock(mutex_);
+          if (stopping_) return make_error(ErrorCode::kIo, "the host is stopping");
+        }
+        if (std::chrono::steady_clock::now() >= deadline) {
+          return make_error(ErrorCode::kTimeout, "timed out");
+        }
+        std::this_thread::sleep_for(pause);
+        pause = std::min(pause * 2, std::chrono::milliseconds(20));
+      }
+      const auto value = transfers_->get(name);
+      if (take) transfers_->deleteKey(name);
+      const auto rank = std::stoul(std::string(value.begin(), value.end()));
+      if (rank >= members_.size()) {
+        return make_error(ErrorCode::kInvalidArgument, "the store names rank {}", rank);
+      }
+      return static_cast<std::uint32_t>(rank);
+    } catch (const std::exception& e) {
+      return make_error(ErrorCode::kIo, "{}", first_line(e));
+    }
+  }
+
   struct Group {
+    std::vector<std::uint64_t> bound_to;
     c10::intrusive_ptr<c10d::ProcessGroupGloo> pg;
     std::int64_t incarnation = 0;
     std::uint64_t round = UINT64_MAX;
@@ -296,7 +351,7 @@ class C10dMember final : public C10dFederation {
   std::mutex mutex_;
   std::condition_variable done_;
   bool stopping_ = false;
-  std::map<std::string, Group> groups_;
+  std::map<std::string, std::shared_ptr<Group>> groups_;
 };
 
 }  // namespace

@@ -1,5 +1,7 @@
 #include "collective.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 namespace tb::bridge {
@@ -56,7 +58,7 @@ void CollectiveHub::forget_expired_locked() {
 Result<std::vector<CollectiveHub::Contribution>> CollectiveHub::join_local(
     std::uint64_t id, std::uint32_t member, const std::vector<std::uint64_t>& sessions,
     Result<Contribution> input, const std::function<bool(std::uint64_t)>& open,
-    std::chrono::milliseconds timeout) {
+    std::chrono::milliseconds timeout, const std::vector<std::uint32_t>& here) {
   const auto context = [&](Error e) {
     e.context = fmt::format("AllReduceLocal {:#018x}, member {}", id, member);
     return e;
@@ -72,6 +74,7 @@ Result<std::vector<CollectiveHub::Contribution>> CollectiveHub::join_local(
     }
     it = local_.emplace(id, LocalRound{}).first;
     it->second.sessions = sessions;
+    it->second.expected = here.empty() ? sessions.size() : here.size();
   }
   LocalRound& round = it->second;
   // Failures are remembered as long as a member could still be on its way.
@@ -89,8 +92,13 @@ Result<std::vector<CollectiveHub::Contribution>> CollectiveHub::join_local(
     } else if (!input) {
       fail_local(round, make_error(input.error().code, "member {}'s input failed: {}", member,
                                    input.error().what()));
+    } else if (!here.empty() && !std::binary_search(here.begin(), here.end(), member)) {
+      fail_local(round, make_error(ErrorCode::kInvalidArgument,
+                                   "member {} is not among this host's members", member));
     } else {
-      for (const std::uint64_t s : sessions) {
+      for (std::uint32_t m = 0; m < sessions.size(); ++m) {
+        if (!here.empty() && !std::binary_search(here.begin(), here.end(), m)) continue;
+        const std::uint64_t s = sessions[m];
         if (!open(s)) {
           fail_local(round, make_error(ErrorCode::kInvalidArgument,
                                        "the session {:016x} of a member is not open", s));
@@ -103,7 +111,7 @@ Result<std::vector<CollectiveHub::Contribution>> CollectiveHub::join_local(
     round.parts[member] = std::move(input).value();
     arrived_.notify_all();
   }
-  const std::size_t members = sessions.size();
+  const std::size_t members = round.expected;
   const bool settled = arrived_.wait_for(
       lock, timeout, [&] { return stopping_ || round.failed || round.parts.size() == members; });
   if (!round.failed && round.parts.size() != members) {
@@ -125,7 +133,7 @@ void CollectiveHub::session_ended(std::uint64_t session_id) {
   std::lock_guard lock(mutex_);
   for (auto& [id, round] : local_) {
     // A complete round is its members' to take, whoever leaves afterwards.
-    if (round.failed || round.parts.size() == round.sessions.size()) continue;
+    if (round.failed || round.parts.size() == round.expected) continue;
     for (const std::uint64_t s : round.sessions) {
       if (s == session_id) {
         fail_local(round,

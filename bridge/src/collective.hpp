@@ -39,12 +39,15 @@ class CollectiveHub {
   // by member once all are in. A failure (the parts disagree on the sessions, a member comes
   // twice, a member's input failed, a member's session ended, a wait timed out) is returned to
   // every member waiting at once, and to any that comes later while the round is remembered.
-  // `open(session)` says whether a session is still connected.
+  // `open(session)` says whether a session is still connected. In a federation, `here` (sorted)
+  // names the members whose sessions this host serves: the round completes with theirs, and
+  // returns them by member (empty: every member is here).
   Result<std::vector<Contribution>> join_local(std::uint64_t id, std::uint32_t member,
                                                const std::vector<std::uint64_t>& sessions,
                                                Result<Contribution> input,
                                                const std::function<bool(std::uint64_t)>& open,
-                                               std::chrono::milliseconds timeout);
+                                               std::chrono::milliseconds timeout,
+                                               const std::vector<std::uint32_t>& here = {});
   // A session's connection ended: every local collective naming it that is not complete fails.
   void session_ended(std::uint64_t session_id);
   // The host is stopping: every all_reduce waiting now or later returns an error at once.
@@ -56,6 +59,7 @@ class CollectiveHub {
  private:
   struct LocalRound {
     std::vector<std::uint64_t> sessions;
+    std::size_t expected = 0;  // parts that complete the round here
     std::map<std::uint32_t, Contribution> parts;
     std::optional<Error> failed;
     std::size_t taken = 0;  // members that took the result

@@ -184,7 +184,9 @@ void Relay::run() {
 void Relay::on_connected() {
   if (ended_) return;
   beast::get_lowest_layer(*member_ws_).expires_never();
-  member_ws_->set_option(websocket::stream_base::timeout::suggested(beast::role_type::client));
+  // As a session's own socket: pings, and a member silent for a minute is gone.
+  member_ws_->set_option(
+      websocket::stream_base::timeout{std::chrono::seconds(30), std::chrono::seconds(60), true});
   member_ws_->async_write(net::buffer(init_.data(), init_.size()),
                           [self = shared_from_this()](beast::error_code ec, std::size_t) {
                             self->init_ = {};

@@ -191,14 +191,21 @@ void SessionWorker::run_tasks() {
     std::lock_guard lock(mutex_);
     runner_ = &runner;
   }
+  // Burn 0.23 names a collective's members by their sessions: in a federation, the other members
+  // learn here where this one runs (from its worker: the store may be a network hop away).
+  Federation* federation =
+      identity_.profile->version >= 6 ? host_.options.federation.get() : nullptr;
+  if (federation) federation->announce_session(identity_.session_id);
   // A guard ends the loop early: the runner must not be reachable once it is gone.
   struct Forget {
     SessionWorker* self;
+    Federation* federation;
     ~Forget() {
+      if (federation) federation->session_ended(self->identity_.session_id);
       std::lock_guard lock(self->mutex_);
       self->runner_ = nullptr;
     }
-  } forget{this};
+  } forget{this, federation};
   while (auto task = next_task()) {
     run_one(runner, *task);
     after_task(runner);

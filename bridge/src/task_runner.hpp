@@ -82,16 +82,25 @@ class TaskRunner {
   void expose_across(const ir::ExposeTensorLocalTask& t);
   void register_across(const ir::RegisterTensorLocalTask& t);
   void all_reduce(const ir::OperationIr& op);
-  // The federated part of an all-reduce: `parts` are this member's; `members` own `devices`.
-  void reduce_across(const ir::OperationIr& op,
-                     const std::vector<CollectiveHub::Contribution>& parts,
-                     const std::vector<std::uint32_t>& devices,
-                     const std::vector<std::uint32_t>& members, std::uint64_t round);
+  // An all-reduce spanning members of a federation: this member's `parts` are reduced here (a
+  // mean that divides first divides by `total` parts), the sum crosses to `ranks` under `key`,
+  // and a mean that divides last divides the total.
+  struct Across {
+    std::vector<std::uint32_t> ranks;
+    std::string key;
+    std::uint64_t round = 0;
+    std::size_t total = 0;
+    std::vector<std::uint64_t> bound_to;
+  };
+  void reduce_across(const std::vector<CollectiveHub::Contribution>& parts, ir::DType dtype,
+                     const ir::TensorIr& out, ir::ReduceOperation op, bool divide_first,
+                     const Across& across, std::string_view what);
   void all_reduce_local(const ir::AllReduceLocalTask& task);
   // Registers `parts` and reduces them in order into `out` (a mean divides each part first when
   // `divide_first`, else the sum).
   void reduce(const std::vector<CollectiveHub::Contribution>& parts, ir::DType dtype,
-              const ir::TensorIr& out, ir::ReduceOperation op, bool divide_first);
+              const ir::TensorIr& out, ir::ReduceOperation op, bool divide_first,
+              std::size_t count = 0);
   void read_tensors(const ir::ReadTensorsTask& t);
   // Error -> Burn's ExecutionError.
   static ir::ExecutionError to_wire(const Error& e);

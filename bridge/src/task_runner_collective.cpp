@@ -50,48 +50,49 @@ void TaskRunner::all_reduce(const ir::OperationIr& op) {
   if (members.size() <= 1) {
     return reduce(all.value(), p.tensor.dtype, p.out, p.op, /*divide_first=*/false);
   }
-  reduce_across(op, all.value(), devices, members, round);
+  reduce_across(
+      all.value(), p.tensor.dtype, p.out, p.op, /*divide_first=*/false,
+      Across{
+          members, fmt::format("devices {}", fmt::join(devices, ",")), round, devices.size(), {}},
+      op.name());
 }
 
-void TaskRunner::reduce_across(const ir::OperationIr& op,
-                               const std::vector<CollectiveHub::Contribution>& parts,
-                               const std::vector<std::uint32_t>& devices,
-                               const std::vector<std::uint32_t>& members, std::uint64_t round) {
-  const auto& p = op.as<ir::AllReduceOpIr>();
-  const auto fail = [&](Error e) {
-    executor_->fail(with_context(std::move(e), op.name()), {p.out.id});
-  };
+void TaskRunner::reduce_across(const std::vector<CollectiveHub::Contribution>& parts,
+                               ir::DType dtype, const ir::TensorIr& out, ir::ReduceOperation op,
+                               bool divide_first, const Across& across, std::string_view what) {
+  const auto fail = [&](Error e) { executor_->fail(with_context(std::move(e), what), {out.id}); };
   // This member's sum, the same bits on each of its devices, crosses to the other members once;
   // every member then holds the same total, and divides it alike for a mean.
-  const ir::DType dtype = p.tensor.dtype;
-  ir::TensorIr partial{ir::TensorId{intermediates_.next()}, p.out.shape, ir::TensorStatus::NotInit,
+  const bool mean = op == ir::ReduceOperation::Mean;
+  ir::TensorIr partial{ir::TensorId{intermediates_.next()}, out.shape, ir::TensorStatus::NotInit,
                        dtype};
-  reduce(parts, dtype, partial, ir::ReduceOperation::Sum, /*divide_first=*/false);
+  reduce(parts, dtype, partial, divide_first ? op : ir::ReduceOperation::Sum, divide_first,
+         across.total);
   partial.status = ir::TensorStatus::ReadWrite;
   auto local = executor_->read_tensor(partial);
   if (!local) return fail(local.error());
   auto total =
-      services_.federation->sum_across(members, fmt::format("devices {}", fmt::join(devices, ",")),
-                                       round, local.value(), services_.transfer_timeout);
+      services_.federation->sum_across(across.ranks, across.key, across.round, local.value(),
+                                       services_.transfer_timeout, across.bound_to);
   if (!total) return fail(total.error());
-  const ir::TensorIr sum{ir::TensorId{intermediates_.next()}, p.out.shape,
+  const ir::TensorIr sum{ir::TensorId{intermediates_.next()}, out.shape,
                          ir::TensorStatus::ReadWrite, dtype};
   if (auto s = executor_->register_tensor(sum.id, total.value()); !s) return fail(s.error());
-  const double divisor =
-      p.op == ir::ReduceOperation::Mean ? static_cast<double>(devices.size()) : 1.0;
+  const double divisor = mean && !divide_first ? static_cast<double>(across.total) : 1.0;
   execute(ir::make_op<ir::OpKind::NumericFloat_DivScalar>(
-      ir::ScalarOpIr{sum, ir::ScalarIr::f(divisor), p.out}, dtype));
+      ir::ScalarOpIr{sum, ir::ScalarIr::f(divisor), out}, dtype));
 }
 
 void TaskRunner::reduce(const std::vector<CollectiveHub::Contribution>& parts, ir::DType dtype,
-                        const ir::TensorIr& out, ir::ReduceOperation op, bool divide_first) {
+                        const ir::TensorIr& out, ir::ReduceOperation op, bool divide_first,
+                        std::size_t count_override) {
   // Every participant reduces the same contributions in the same order (member or device
   // position), through ordinary ops, so every device gets identical bits.
   auto temp = [&](ir::TensorStatus status) {
     return ir::TensorIr{ir::TensorId{intermediates_.next()}, out.shape, status, dtype};
   };
   const bool mean = op == ir::ReduceOperation::Mean;
-  const auto count = static_cast<double>(parts.size());
+  const auto count = static_cast<double>(count_override ? count_override : parts.size());
   std::optional<ir::TensorIr> acc;
   for (const auto& contribution : parts) {
     ir::TensorIr t = temp(ir::TensorStatus::ReadWrite);
@@ -127,8 +128,28 @@ void TaskRunner::all_reduce_local(const ir::AllReduceLocalTask& task) {
   std::vector<std::uint64_t> sessions;
   sessions.reserve(p.sessions.size());
   for (const auto& s : p.sessions) sessions.push_back(s.id);
+  const auto open = [this](std::uint64_t s) {
+    return s == session_id_ || (services_.session_open && services_.session_open(s));
+  };
+  // In a federation the members' sessions may run on other members: the store says which (the
+  // members that serve them), and this member's parts meet here first.
+  std::vector<std::uint32_t> here, ranks;
   // What is wrong with this member's part fails the whole collective, so every member hears it.
   Result<CollectiveHub::Contribution> input = [&]() -> Result<CollectiveHub::Contribution> {
+    if (Federation* f = services_.federation) {
+      ranks.push_back(f->rank());
+      for (std::uint32_t m = 0; m < sessions.size(); ++m) {
+        if (open(sessions[m])) {
+          here.push_back(m);
+          continue;
+        }
+        auto owner = f->locate_session(sessions[m], services_.transfer_timeout);
+        if (!owner) return owner.error();
+        ranks.push_back(owner.value());
+      }
+      std::sort(ranks.begin(), ranks.end());
+      ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
+    }
     if (sessions.size() > services_.device_count) {
       return make_error(ErrorCode::kInvalidArgument,
                         "an all-reduce over {} members, and this host serves {} device(s)",
@@ -145,16 +166,22 @@ void TaskRunner::all_reduce_local(const ir::AllReduceLocalTask& task) {
                     {p.out});
     return;
   }
-  const auto open = [this](std::uint64_t s) {
-    return s == session_id_ || (services_.session_open && services_.session_open(s));
-  };
+  const bool across = ranks.size() > 1;
   auto all = services_.collectives->join_local(p.collective, p.member, sessions, std::move(input),
-                                               open, services_.transfer_timeout);
+                                               open, services_.transfer_timeout,
+                                               across ? here : std::vector<std::uint32_t>{});
   if (!all) {
     executor_->fail(all.error(), {p.out});
     return;
   }
-  reduce(all.value(), p.tensor.dtype, out, p.op, /*divide_first=*/true);
+  if (across) {
+    reduce_across(all.value(), p.tensor.dtype, out, p.op, /*divide_first=*/true,
+                  Across{ranks, fmt::format("sessions {:016x}", fmt::join(sessions, ",")),
+                         p.collective, sessions.size(), sessions},
+                  fmt::format("AllReduceLocal {:#018x}", p.collective));
+  } else {
+    reduce(all.value(), p.tensor.dtype, out, p.op, /*divide_first=*/true);
+  }
   enforce_memory_limit(nullptr);
 }
 

@@ -379,5 +379,67 @@ TEST(FederatedHost, AnAllReduceWhoseOtherMemberNeverJoinsFailsWithAClearError) {
   EXPECT_TRUE(std::holds_alternative<TensorData>(only.read(f32_ir(3, 2))));
 }
 
+// A federation that exists only as its device list (two members, one device each).
+class TwoMembers final : public Federation {
+ public:
+  TwoMembers() {
+    members_.push_back(member(0, 1));
+    members_.push_back(member(1, 1));
+    members_[1].first_device = 1;
+  }
+  std::uint32_t rank() const override { return 0; }
+  const std::vector<FederationMember>& members() const override { return members_; }
+  Result<ir::TensorData> sum_across(const std::vector<std::uint32_t>&, const std::string&,
+                                    std::uint64_t, const ir::TensorData&, std::chrono::milliseconds,
+                                    const std::vector<std::uint64_t>&) override {
+    return make_error(ErrorCode::kIo, "not linked");
+  }
+  void announce_session(std::uint64_t) override {}
+  void session_ended(std::uint64_t) override {}
+  Result<std::uint32_t> locate_session(std::uint64_t s, std::chrono::milliseconds) override {
+    return make_error(ErrorCode::kTimeout, "session {:016x} is on no member", s);
+  }
+  Status announce_transfer(std::uint64_t) override { return ok(); }
+  Result<std::uint32_t> locate_transfer(std::uint64_t, std::chrono::milliseconds) override {
+    return make_error(ErrorCode::kTimeout, "not linked");
+  }
+  void shutdown() override {}
+
+ private:
+  std::vector<FederationMember> members_;
+};
+
+// Burn 0.23 names a collective's members by their sessions: one that no member serves fails the
+// collective with an error naming it (here at once: the fake federation answers at once).
+TEST(FederatedHost, AnAllReduceLocalNamingASessionNoMemberServesFails) {
+  auto backend = std::move(backend::libtorch::make_backend({"cpu", nullptr})).value();
+  TwoMembers federation;
+  CollectiveHub hub;
+  SessionServices services;
+  services.collectives = &hub;
+  services.federation = &federation;
+  services.device_count = 2;
+  services.protocol = 6;
+  services.session_open = [](std::uint64_t s) { return s == 100; };
+  services.transfer_timeout = 60s;
+  TaskRunner runner(100, 0, backend->new_executor(), services, [](TaskResponse) {});
+  const float v[3] = {1, 2, 3};
+  ASSERT_TRUE(runner.executor().register_tensor(
+      TensorId{1}, TensorData{Bytes::copy_of(v, 12), {3}, DType(DTypeKind::F32)}));
+  Task task = AllReduceLocalTask{StreamId{0}, LocalAllReducePart{f32_ir(1, 3),
+                                                                 TensorId{2},
+                                                                 7,
+                                                                 0,
+                                                                 {SessionId{100}, SessionId{0xabc}},
+                                                                 ReduceOperation::Sum}};
+  const auto start = std::chrono::steady_clock::now();
+  runner.run(task);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 10s);
+  auto r = runner.executor().read_tensor(f32_ir(2, 3));
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().what().find("0000000000000abc is on no member"), std::string::npos)
+      << r.error().what();
+}
+
 }  // namespace
 }  // namespace tb::bridge

@@ -22,6 +22,8 @@ mod conformance_v6;
 mod custom_ops;
 #[path = "quantization.rs"]
 mod quantization;
+#[path = "../../interop/tests/federation.rs"]
+mod federation;
 #[path = "../../interop/tests/smoke.rs"]
 mod smoke;
 #[path = "../../interop/tests/torch_module.rs"]

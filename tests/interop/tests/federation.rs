@@ -4,10 +4,14 @@
 //! them; all-reduces span the members on c10d's Gloo.
 
 use std::net::TcpListener;
+#[cfg(not(burn_023))]
 use std::time::{Duration, Instant};
 
+#[cfg(not(burn_023))]
 use burn::prelude::*;
+#[cfg(not(burn_023))]
 use burn::tensor::distributed::{ReduceOperation, all_reduce};
+#[cfg(not(burn_023))]
 use burn::tensor::remote::RemoteHost;
 use torchbridge_interop::harness::{HostProcess, Target, compare, target, torchbridge_bin};
 
@@ -72,12 +76,14 @@ fn applies() -> bool {
     matches!(target(), Target::Torchbridge) && std::env::var("TB_NO_FEDERATION").is_err()
 }
 
+#[cfg(not(burn_023))]
 fn data(n: usize, seed: u64) -> Vec<f32> {
     (0..n)
         .map(|i| ((i as f32 + 1.0) * 0.37 + seed as f32).sin())
         .collect()
 }
 
+#[cfg(not(burn_023))]
 /// One data-parallel SGD step of a linear model over `devices`: each device takes two rows of the
 /// batch, computes its gradients with Burn's autodiff, averages them with the others through
 /// `all_reduce`, and updates its copy of the weights. Returns each device's new (w, b).
@@ -122,6 +128,7 @@ fn data_parallel_step(devices: &[Device]) -> Vec<(TensorData, TensorData)> {
     })
 }
 
+#[cfg(not(burn_023))]
 #[test]
 fn a_data_parallel_step_over_three_members_matches_one_host() {
     if !applies() {
@@ -168,6 +175,7 @@ fn a_data_parallel_step_over_three_members_matches_one_host() {
     );
 }
 
+#[cfg(not(burn_023))]
 #[test]
 fn a_member_that_dies_fails_its_collectives_in_bounded_time_and_the_others_serve_on() {
     if !applies() {
@@ -270,6 +278,7 @@ fn a_member_that_dies_fails_its_collectives_in_bounded_time_and_the_others_serve
     assert!(said.contains("already joined"), "no reason given: {said}");
 }
 
+#[cfg(not(burn_023))]
 #[test]
 fn tensors_move_between_devices_of_different_members() {
     if !applies() {
@@ -312,4 +321,64 @@ fn tensors_move_between_devices_of_different_members() {
     )
     .to_device(&members[1].device(2));
     assert_eq!(y.into_data().try_to_vec::<f32>().unwrap(), vec![1.0, 2.0]);
+}
+
+/// Burn 0.23's `float_all_reduce` over four devices on three members: each member's sessions are
+/// placed through the federation's store, the members' parts meet on each member, and the sums
+/// cross on Gloo. Every device reads the same bits, equal (to rounding) to Flex's all-reduce.
+#[cfg(burn_023)]
+#[test]
+fn an_all_reduce_local_spans_members_with_the_same_bits_everywhere() {
+    use burn_backend::distributed::ReduceOperation;
+    use burn_backend::ops::CollectiveOps;
+    use burn_backend::tensor::FloatTensor;
+    use burn_backend::{Backend, TensorData};
+    use burn_flex::Flex;
+    use torchbridge_interop::harness::{Router, values};
+
+    fn part<B: Backend>(seed: u64, device: &B::Device) -> FloatTensor<B> {
+        B::float_from_data(TensorData::new(values(6, seed), vec![2, 3]), device)
+    }
+    fn read<B: Backend>(t: FloatTensor<B>) -> TensorData {
+        burn_std::future::block_on(B::float_into_data(t)).expect("reading a float tensor")
+    }
+
+    if !applies() {
+        return;
+    }
+    let (members, _) = spawn_federation(&[2, 1, 1], &[]);
+    // Through member 1's door: devices 0 and 1 are relayed to member 0, 3 to member 2.
+    let devices: Vec<_> = (0..4).map(|i| members[1].router_device(i)).collect();
+    let flex = burn_flex::FlexDevice::default();
+    for (op, seed) in [(ReduceOperation::Sum, 70), (ReduceOperation::Mean, 72)] {
+        for round in 0..2u64 {
+            let parts: Vec<_> = devices
+                .iter()
+                .enumerate()
+                .map(|(i, d)| part::<Router>(seed + round + i as u64, d))
+                .collect();
+            let reads: Vec<TensorData> = Router::float_all_reduce(parts, op)
+                .into_iter()
+                .map(read::<Router>)
+                .collect();
+            let expected = read::<Flex>(
+                Flex::float_all_reduce(
+                    (0..4)
+                        .map(|i| part::<Flex>(seed + round + i as u64, &flex))
+                        .collect(),
+                    op,
+                )
+                .remove(0),
+            );
+            for (i, r) in reads.iter().enumerate() {
+                compare(r, &expected, 1e-6)
+                    .unwrap_or_else(|why| panic!("{op:?}, round {round}, device {i}: {why}"));
+                assert_eq!(
+                    r.as_bytes(),
+                    reads[0].as_bytes(),
+                    "{op:?}: device {i} differs"
+                );
+            }
+        }
+    }
 }

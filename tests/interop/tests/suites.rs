@@ -16,7 +16,6 @@ mod conformance_router;
 mod conformance_tensor;
 #[path = "custom_ops.rs"]
 mod custom_ops;
-#[cfg(not(burn_023))]
 #[path = "federation.rs"]
 mod federation;
 #[path = "smoke.rs"]

@@ -38,10 +38,20 @@ class Federation {
   // among them) bring under the same `key`, and returns the sum, the same bytes on every member.
   // A collective's members call in the same order for one key. Several local callers may bring
   // the same round (`round`): the first one's part is reduced, and all of them get its result.
+  // A key `bound_to` sessions is forgotten when one of them ends here (session_ended).
   virtual Result<ir::TensorData> sum_across(const std::vector<std::uint32_t>& ranks,
                                             const std::string& key, std::uint64_t round,
                                             const ir::TensorData& data,
-                                            std::chrono::milliseconds timeout) = 0;
+                                            std::chrono::milliseconds timeout,
+                                            const std::vector<std::uint64_t>& bound_to = {}) = 0;
+
+  // Where sessions run: Burn 0.23 names a collective's members by their sessions, which may be on
+  // any member. A member announces the sessions it serves (best effort: a failure is logged) and
+  // forgets them when they end; locate_session waits up to `timeout` for one to be announced.
+  virtual void announce_session(std::uint64_t session) = 0;
+  virtual void session_ended(std::uint64_t session) = 0;
+  virtual Result<std::uint32_t> locate_session(std::uint64_t session,
+                                               std::chrono::milliseconds timeout) = 0;
 
   // Same-host transfers between members: the member whose session exposed transfer `key` (served
   // on its `/data` route) tells the others; a member whose session registers it finds the owner.
