@@ -121,6 +121,10 @@ class C10dMember final : public C10dFederation {
       if (group.round == round && group.result) return *group.result;
       return make_error(ErrorCode::kIo, "{}", group.error.value_or("the host is stopping"));
     }
+    // One round at a time on a group: its ops must reach Gloo in the same order on every member.
+    done_.wait(lock, [&] { return stopping_ || !group.running; });
+    if (stopping_) return make_error(ErrorCode::kIo, "the host is stopping");
+    if (group.round == round && group.result) return *group.result;
     // A new round: the last one's result is no longer wanted (every local caller took it before
     // any of them could start this one).
     group.round = round;
