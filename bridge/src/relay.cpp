@@ -134,6 +134,9 @@ void Relay::run() {
     tls = roots.value();
     tls_keep_ = tls;
   }
+  // The client is past the handshake's checks: its messages may now be as large as a session's
+  // (the stream still holds the Init's limit).
+  client_.read_message_max(host_.options.limits.max_message_bytes);
   beast::tcp_stream tcp(client_.get_executor());
   member_ws_ = std::make_unique<Ws>(e->secure ? tb::net::AnyStream(std::move(tcp), *tls)
                                               : tb::net::AnyStream(std::move(tcp)));

@@ -300,6 +300,15 @@ TEST(FederatedHost, AMemberRelaysASessionForAnotherMembersDevice) {
   auto back = relayed.read(f32_ir(1, 3));
   ASSERT_TRUE(std::holds_alternative<TensorData>(back)) << std::get<ExecutionError>(back).reason;
   EXPECT_EQ(std::memcmp(std::get<TensorData>(back).bytes.data(), v.data(), 12), 0);
+  // Messages far over the handshake's 64 KiB pass both ways.
+  std::vector<float> big(1 << 18);
+  for (std::size_t i = 0; i < big.size(); ++i) big[i] = static_cast<float>(i) * 0.5f;
+  relayed.send({test::register_tensor(
+      2, TensorData{
+             Bytes::copy_of(big.data(), big.size() * 4), {big.size()}, DType(DTypeKind::F32)})});
+  auto large = relayed.read(f32_ir(2, big.size()));
+  ASSERT_TRUE(std::holds_alternative<TensorData>(large)) << std::get<ExecutionError>(large).reason;
+  EXPECT_EQ(std::memcmp(std::get<TensorData>(large).bytes.data(), big.data(), big.size() * 4), 0);
   EXPECT_EQ(h.hosts[0]->metrics().relays_open, 1u);
   EXPECT_EQ(h.hosts[0]->metrics().sessions_open, 0u);
   EXPECT_EQ(h.hosts[1]->metrics().sessions_open, 1u);

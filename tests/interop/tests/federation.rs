@@ -314,6 +314,14 @@ fn tensors_move_between_devices_of_different_members() {
         vec![7, -3, 11],
         "ints, device 2 to 0"
     );
+    // A tensor far over the handshake's message limit, up to and back from a relayed session.
+    let big: Vec<f32> = (0..1 << 18).map(|i| i as f32 * 0.5).collect();
+    let on_2 = Tensor::<1>::from_data(TensorData::new(big.clone(), [1 << 18]), &d[2]);
+    assert_eq!(
+        on_2.into_data().try_to_vec::<f32>().unwrap(),
+        big,
+        "1 MiB through a relay"
+    );
     // Through member 1's door the same device numbers name the same devices.
     let y = Tensor::<1>::from_data(
         TensorData::new(vec![1.0f32, 2.0], [2]),
