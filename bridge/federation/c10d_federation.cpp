@@ -153,15 +153,12 @@ class C10dMember final : public C10dFederation {
   }
 
   Status announce_transfer(std::uint64_t key) override {
-    try {
-      const std::string rank = std::to_string(options_.rank);
-      transfers_->set(fmt::format("tb/xfer/{:016x}", key),
-                      std::vector<std::uint8_t>(rank.begin(), rank.end()));
-      return ok();
-    } catch (const std::exception& e) {
+    auto s = publish_rank(fmt::format("tb/xfer/{:016x}", key));
+    if (!s) {
       return make_error(ErrorCode::kIo, "federation: cannot announce transfer {:#018x}: {}", key,
-                        first_line(e));
+                        s.error().what());
     }
+    return ok();
   }
 
   Result<std::uint32_t> locate_transfer(std::uint64_t key,
@@ -177,12 +174,8 @@ class C10dMember final : public C10dFederation {
   }
 
   void announce_session(std::uint64_t session) override {
-    try {
-      const std::string rank = std::to_string(options_.rank);
-      transfers_->set(fmt::format("tb/session/{:016x}", session),
-                      std::vector<std::uint8_t>(rank.begin(), rank.end()));
-    } catch (const std::exception& e) {
-      spdlog::warn("federation: cannot announce session {:016x}: {}", session, first_line(e));
+    if (auto s = publish_rank(fmt::format("tb/session/{:016x}", session)); !s) {
+      spdlog::warn("federation: cannot announce session {:016x}: {}", session, s.error().what());
     }
   }
 
@@ -221,6 +214,17 @@ class C10dMember final : public C10dFederation {
 
  private:
   static constexpr std::size_t kMaxGroups = 64;
+
+  // Stores this member's rank under `name` (where a transfer or a session is).
+  Status publish_rank(const std::string& name) {
+    try {
+      const std::string rank = std::to_string(options_.rank);
+      transfers_->set(name, std::vector<std::uint8_t>(rank.begin(), rank.end()));
+      return ok();
+    } catch (const std::exception& e) {
+      return make_error(ErrorCode::kIo, "{}", first_line(e));
+    }
+  }
 
   // The rank stored under `name`, once it is there (then deleted when `take`). Polled with short
   // queries on a connection of their own: a store client runs one query at a time, and a long
