@@ -117,12 +117,21 @@ class C10dMember final : public C10dFederation {
       return make_error(ErrorCode::kIo, "{}", *group.error);
     }
     if (group.round == round && group.running) {
-      done_.wait(lock, [&] { return stopping_ || !group.running || group.round != round; });
+      done_.wait_for(lock, timeout,
+                     [&] { return stopping_ || !group.running || group.round != round; });
       if (group.round == round && group.result) return *group.result;
-      return make_error(ErrorCode::kIo, "{}", group.error.value_or("the host is stopping"));
+      if (group.error) return make_error(ErrorCode::kIo, "{}", *group.error);
+      return make_error(stopping_ ? ErrorCode::kIo : ErrorCode::kTimeout, "{}",
+                        stopping_
+                            ? std::string("the host is stopping")
+                            : fmt::format("no result of the round within {} ms", timeout.count()));
     }
     // One round at a time on a group: its ops must reach Gloo in the same order on every member.
-    done_.wait(lock, [&] { return stopping_ || !group.running; });
+    if (!done_.wait_for(lock, timeout, [&] { return stopping_ || !group.running; })) {
+      return make_error(ErrorCode::kTimeout,
+                        "all-reduce across members ({}): the previous round took over {} ms", key,
+                        timeout.count());
+    }
     if (stopping_) return make_error(ErrorCode::kIo, "the host is stopping");
     if (group.round == round && group.result) return *group.result;
     // A new round: the last one's result is no longer wanted (every local caller took it before

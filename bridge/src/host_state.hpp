@@ -47,6 +47,11 @@ struct HostState {
   WebSocketDownloader downloader;
   SessionRegistry sessions;
 
+  // The host's memory account as a charge target (the host outlives its connections).
+  std::shared_ptr<MemoryAccount> account() {
+    return std::shared_ptr<MemoryAccount>(std::shared_ptr<MemoryAccount>(), &memory);
+  }
+
   // Devices a client sees: every member's in a federation, else this host's.
   std::uint32_t device_count() const {
     return options.federation ? options.federation->device_count()

@@ -18,32 +18,7 @@ namespace http = beast::http;
 namespace websocket = beast::websocket;
 using tcp = net::ip::tcp;
 
-namespace {
-
-struct Endpoint {
-  bool secure = false;
-  std::string host, port;
-};
-
-// A member's address as it published it: ws://host:port or wss://host:port.
-std::optional<Endpoint> endpoint_of(std::string_view address) {
-  Endpoint e;
-  if (address.rfind("ws://", 0) == 0) {
-    address.remove_prefix(5);
-  } else if (address.rfind("wss://", 0) == 0) {
-    e.secure = true;
-    address.remove_prefix(6);
-  } else {
-    return std::nullopt;
-  }
-  const auto colon = address.rfind(':');
-  if (colon == std::string_view::npos || colon + 1 == address.size()) return std::nullopt;
-  e.host = std::string(tb::net::unbracketed(address.substr(0, colon)));
-  e.port = std::string(address.substr(colon + 1));
-  return e;
-}
-
-}  // namespace
+namespace {}  // namespace
 
 std::string federation_scope(std::string_view scope) {
   unsigned char digest[SHA256_DIGEST_LENGTH];
@@ -54,16 +29,21 @@ std::string federation_scope(std::string_view scope) {
 }
 
 std::optional<ir::Address> member_address(std::string_view address) {
-  const auto e = endpoint_of(address);
-  if (!e) return std::nullopt;
-  ir::Address a{e->secure ? "wss" : "ws", e->host, std::nullopt};
-  try {
-    const unsigned long port = std::stoul(e->port);
-    if (port > 65535) return std::nullopt;
-    a.port = static_cast<std::uint16_t>(port);
-  } catch (const std::exception&) {
+  ir::Address a;
+  for (const char* scheme : {"ws", "wss"}) {
+    if (address.rfind(std::string(scheme) + "://", 0) == 0) a.scheme = scheme;
+  }
+  if (a.scheme.empty()) return std::nullopt;
+  address.remove_prefix(a.scheme.size() + 3);
+  const auto colon = address.rfind(':');
+  if (colon == std::string_view::npos) return std::nullopt;
+  a.host = std::string(tb::net::unbracketed(address.substr(0, colon)));
+  const std::string port(address.substr(colon + 1));
+  if (port.empty() || port.size() > 5 ||
+      port.find_first_not_of("0123456789") != std::string::npos || std::stoul(port) > 65535) {
     return std::nullopt;
   }
+  a.port = static_cast<std::uint16_t>(std::stoul(port));
   return a;
 }
 
@@ -78,7 +58,7 @@ std::uint64_t transfer_key(std::string_view scope, ir::LocalTransferId id) {
 
 bool is_member_host(const Federation& federation, const std::string& peer) {
   for (const auto& m : federation.members()) {
-    if (const auto e = endpoint_of(m.address); e && e->host == peer) return true;
+    if (const auto a = member_address(m.address); a && a->host == peer) return true;
   }
   return false;
 }
@@ -98,6 +78,17 @@ Relay::Relay(HostState& host, Ws&& client, ConnectionSlot slot, std::string peer
 
 Relay::~Relay() {
   --host_.counters.relays_open;
+}
+
+void Relay::guard(const std::function<void()>& fn) {
+  guarded(fn, [this](const std::string& what) {
+    // Nothing that allocates: both sockets close, and the client sees its connection end.
+    ended_ = true;
+    spdlog::error("{}: relay: {}", peer_, what);
+    beast::error_code ec;
+    beast::get_lowest_layer(client_).socket().close(ec);
+    if (member_ws_) beast::get_lowest_layer(*member_ws_).socket().close(ec);
+  });
 }
 
 void Relay::close(Side& side, const websocket::close_reason& reason) {
@@ -125,10 +116,13 @@ void Relay::fail(const std::string& why) {
 }
 
 void Relay::run() {
-  const auto e = endpoint_of(member_.address);
-  if (!e) return fail("its address " + member_.address + " is not ws:// or wss://");
+  const auto a = member_address(member_.address);
+  if (!a) return fail("its address " + member_.address + " is not ws:// or wss://");
+  secure_ = a->scheme == "wss";
+  host_name_ = a->host;
+  port_ = std::to_string(*a->port);
   std::shared_ptr<net::ssl::context> tls = host_.tls_client;
-  if (e->secure && !tls) {
+  if (secure_ && !tls) {
     auto roots = tb::net::client_context("");
     if (!roots) return fail(roots.error().what());
     tls = roots.value();
@@ -138,11 +132,11 @@ void Relay::run() {
   // (the stream still holds the Init's limit).
   client_.read_message_max(host_.options.limits.max_message_bytes);
   beast::tcp_stream tcp(client_.get_executor());
-  member_ws_ = std::make_unique<Ws>(e->secure ? tb::net::AnyStream(std::move(tcp), *tls)
-                                              : tb::net::AnyStream(std::move(tcp)));
+  member_ws_ = std::make_unique<Ws>(secure_ ? tb::net::AnyStream(std::move(tcp), *tls)
+                                            : tb::net::AnyStream(std::move(tcp)));
   from_member_.ws = member_ws_.get();
-  if (e->secure) {
-    if (auto s = tb::net::prepare_client(member_ws_->next_layer().tls(), e->host); !s) {
+  if (secure_) {
+    if (auto s = tb::net::prepare_client(member_ws_->next_layer().tls(), host_name_); !s) {
       return fail(s.error().what());
     }
   }
@@ -160,28 +154,37 @@ void Relay::run() {
   }));
   beast::get_lowest_layer(*member_ws_).expires_after(host_.options.init_timeout);
   auto resolver = std::make_shared<tcp::resolver>(client_.get_executor());
-  resolver->async_resolve(e->host, e->port,
-                          [self = shared_from_this(), resolver, e = *e](
+  resolver->async_resolve(host_name_, port_,
+                          [self = shared_from_this(), resolver](
                               beast::error_code ec, tcp::resolver::results_type results) {
-                            if (ec) return self->fail("resolving: " + ec.message());
-                            self->member_ws_->next_layer().lowest().async_connect(
-                                results, [self, e](beast::error_code ec, const tcp::endpoint&) {
-                                  if (ec) return self->fail("connecting: " + ec.message());
-                                  const auto upgrade = [self, e](beast::error_code ec) {
-                                    if (ec) return self->fail("TLS: " + ec.message());
-                                    self->member_ws_->async_handshake(
-                                        e.host + ":" + e.port, "/session",
-                                        [self](beast::error_code ec) {
-                                          if (ec)
-                                            return self->fail("opening /session: " + ec.message());
-                                          self->on_connected();
-                                        });
-                                  };
-                                  if (!e.secure) return upgrade({});
-                                  self->member_ws_->next_layer().tls().async_handshake(
-                                      net::ssl::stream_base::client, upgrade);
-                                });
+                            self->guard([&] {
+                              if (ec) return self->fail("resolving: " + ec.message());
+                              self->member_ws_->next_layer().lowest().async_connect(
+                                  results, [self](beast::error_code ec, const tcp::endpoint&) {
+                                    self->guard([&] { self->on_tcp(ec); });
+                                  });
+                            });
                           });
+}
+
+void Relay::on_tcp(beast::error_code ec) {
+  if (ec) return fail("connecting: " + ec.message());
+  if (!secure_) return on_tls({});
+  member_ws_->next_layer().tls().async_handshake(net::ssl::stream_base::client,
+                                                 [self = shared_from_this()](beast::error_code ec) {
+                                                   self->guard([&] { self->on_tls(ec); });
+                                                 });
+}
+
+void Relay::on_tls(beast::error_code ec) {
+  if (ec) return fail("TLS: " + ec.message());
+  member_ws_->async_handshake(host_name_ + ":" + port_, "/session",
+                              [self = shared_from_this()](beast::error_code ec) {
+                                self->guard([&] {
+                                  if (ec) return self->fail("opening /session: " + ec.message());
+                                  self->on_connected();
+                                });
+                              });
 }
 
 void Relay::on_connected() {
@@ -192,30 +195,29 @@ void Relay::on_connected() {
       websocket::stream_base::timeout{std::chrono::seconds(30), std::chrono::seconds(60), true});
   member_ws_->async_write(net::buffer(init_.data(), init_.size()),
                           [self = shared_from_this()](beast::error_code ec, std::size_t) {
-                            self->init_ = {};
-                            if (ec) return self->fail("sending the Init: " + ec.message());
-                            spdlog::debug("{}: session relayed to member {} ({})", self->peer_,
-                                          self->member_.rank, self->member_.address);
-                            self->pump(self->from_client_, self->from_member_);
-                            self->pump(self->from_member_, self->from_client_);
+                            self->guard([&] {
+                              self->init_ = {};
+                              if (ec) return self->fail("sending the Init: " + ec.message());
+                              spdlog::debug("{}: session relayed to member {} ({})", self->peer_,
+                                            self->member_.rank, self->member_.address);
+                              self->pump(self->from_client_, self->from_member_);
+                              self->pump(self->from_member_, self->from_client_);
+                            });
                           });
 }
 
 void Relay::pump(Side& from, Side& to) {
   if (ended_) return;
-  from.ws->async_read(
-      from.buffer, [self = shared_from_this(), &from, &to](beast::error_code ec, std::size_t) {
-        guarded([&] { self->on_read(from, to, ec); },
-                [&](const std::string& what) { self->fail("host error: " + what); });
-      });
+  from.ws->async_read(from.buffer,
+                      [self = shared_from_this(), &from, &to](beast::error_code ec, std::size_t) {
+                        self->guard([&] { self->on_read(from, to, ec); });
+                      });
 }
 
 void Relay::on_read(Side& from, Side& to, beast::error_code ec) {
   if (ec) return end(from, to, ec);
   if (ended_) return;
-  from.held =
-      MemoryCharge(std::shared_ptr<MemoryAccount>(std::shared_ptr<MemoryAccount>(), &host_.memory),
-                   from.buffer.size());
+  from.held = MemoryCharge(host_.account(), from.buffer.size());
   const auto& limits = host_.options.limits;
   if (limits.max_host_bytes &&
       host_.memory.bytes() + host_.tensor_bytes.load() > limits.max_host_bytes) {
@@ -225,20 +227,23 @@ void Relay::on_read(Side& from, Side& to, beast::error_code ec) {
       from.buffer.size();
   to.ws->binary(from.ws->got_binary());
   to.writing = true;
-  to.ws->async_write(from.buffer.data(), [self = shared_from_this(), &from, &to](
-                                             beast::error_code ec, std::size_t) {
-    to.writing = false;
-    from.buffer.consume(from.buffer.size());
-    from.held = {};
-    if (ec) {
-      if (&to == &self->from_member_) return self->fail("sending: " + ec.message());
-      // The client cannot be written to: it is gone, and so is the member's session.
-      self->ended_ = true;
-      return self->close(self->from_member_,
-                         websocket::close_reason(websocket::close_code::going_away));
-    }
-    self->pump(from, to);
-  });
+  to.ws->async_write(from.buffer.data(),
+                     [self = shared_from_this(), &from, &to](beast::error_code ec, std::size_t) {
+                       self->guard([&] { self->on_written(from, to, ec); });
+                     });
+}
+
+void Relay::on_written(Side& from, Side& to, beast::error_code ec) {
+  to.writing = false;
+  from.buffer.consume(from.buffer.size());
+  from.held = {};
+  if (ec) {
+    if (&to == &from_member_) return fail("sending: " + ec.message());
+    // The client cannot be written to: it is gone, and so is the member's session.
+    ended_ = true;
+    return close(from_member_, websocket::close_reason(websocket::close_code::going_away));
+  }
+  pump(from, to);
 }
 
 void Relay::end(Side& from, Side& to, beast::error_code ec) {

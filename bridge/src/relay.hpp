@@ -8,6 +8,7 @@
 // goes away closes the client's websocket with a reason naming it.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -58,9 +59,14 @@ class Relay : public std::enable_shared_from_this<Relay> {
     MemoryCharge held;
     bool writing = false;
   };
+  // Runs a handler; an exception closes both sockets (no exception leaves an Asio handler).
+  void guard(const std::function<void()>& fn);
+  void on_tcp(boost::beast::error_code ec);
+  void on_tls(boost::beast::error_code ec);
   void on_connected();
   void pump(Side& from, Side& to);
   void on_read(Side& from, Side& to, boost::beast::error_code ec);
+  void on_written(Side& from, Side& to, boost::beast::error_code ec);
   void end(Side& from, Side& to, boost::beast::error_code ec);
   void fail(const std::string& why);
   void close(Side& side, const boost::beast::websocket::close_reason& reason);
@@ -73,6 +79,8 @@ class Relay : public std::enable_shared_from_this<Relay> {
   FederationMember member_;
   ir::Bytes init_;
   std::string scope_;
+  bool secure_ = false;
+  std::string host_name_, port_;                         // the owner's, from its address
   std::shared_ptr<boost::asio::ssl::context> tls_keep_;  // the system's roots, when made here
   Side from_client_, from_member_;
   bool ended_ = false;

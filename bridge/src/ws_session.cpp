@@ -21,13 +21,6 @@ namespace http = beast::http;
 namespace websocket = beast::websocket;
 using tcp = net::ip::tcp;
 
-namespace {
-// The host's memory account as a charge target (the host outlives its connections).
-std::shared_ptr<MemoryAccount> host_account(HostState& host) {
-  return std::shared_ptr<MemoryAccount>(std::shared_ptr<MemoryAccount>(), &host.memory);
-}
-}  // namespace
-
 SessionConnection::SessionConnection(HostState& host, tb::net::AnyStream&& stream,
                                      ConnectionSlot slot, bool header_authorized,
                                      std::optional<std::string> relayed_scope)
@@ -159,7 +152,7 @@ void SessionConnection::read() {
       [this, self]() -> beast::error_code {
         // Charged as it arrives; a message that would take the host over its memory limit ends
         // this session (the sender can retry once the host has room).
-        receiving_ = MemoryCharge(host_account(host_), message_->size());
+        receiving_ = MemoryCharge(host_.account(), message_->size());
         const auto& limits = host_.options.limits;
         if (limits.max_host_bytes &&
             host_.memory.bytes() + host_.tensor_bytes.load() > limits.max_host_bytes) {
@@ -354,7 +347,7 @@ void SessionConnection::handshake(const ir::Bytes& bytes) {
 void SessionConnection::dispatch(const ir::Bytes& bytes) {
   // The received bytes count against the host until the worker has taken their tasks (a session
   // is bounded by max_queued_bytes; its own limit counts what its tasks make of them).
-  MemoryCharge queued(host_account(host_), bytes.size());
+  MemoryCharge queued(host_.account(), bytes.size());
   receiving_ = {};
   auto frame = ir::decode<ir::ClientFrame>(bytes);
   if (!frame) {
