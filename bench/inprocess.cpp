@@ -72,8 +72,12 @@ at::Tensor values(std::vector<std::int64_t> sizes, double lo, double hi, std::ui
 // One executor on the benchmark's device, fed op by op as the host would feed it.
 class Ours {
  public:
-  Ours() {
-    auto backend = lt::make_backend({g_device, nullptr});
+  // `fuse`: the executor as the host runs it (element-wise chains deferred and run as one loop);
+  // off, every op through its lowering.
+  explicit Ours(bool fuse = true) {
+    lt::BackendOptions options{g_device, nullptr};
+    options.fuse_elementwise = fuse;
+    auto backend = lt::make_backend(options);
     if (!backend) die(backend.error().what());
     backend_ = std::move(backend).value();
     exec_ = backend_->new_executor();
@@ -90,12 +94,6 @@ class Ours {
   }
   void run_all(const std::vector<OperationIr>& ops) {
     for (const auto& op : ops) run(op);
-  }
-  // As a replay of a registered graph: the executor may run the ops as one (compiled replays).
-  void replay(const std::vector<OperationIr>& ops) {
-    exec_->begin_graph();
-    run_all(ops);
-    exec_->end_graph();
   }
   void sync() {
     if (auto s = exec_->sync(); !s) die(fmt::format("an op failed: {}", s.error().what()));
@@ -208,15 +206,21 @@ struct Chain {
   }
 };
 
-// The chain through our executor: op by op, or (`as_graph`) as a graph replay of Burn's fusion
-// client, its relu decomposed, which runs as compiled replays do.
-void elementwise_ours(benchmark::State& state, bool as_graph) {
+enum class ChainForm {
+  kPlain,   // as Burn's plain client sends it, through the executor as the host runs it
+  kFusion,  // as Burn's fusion client replays it: relu as a mask and a mask fill
+  kEager,   // the plain chain with fusion off: the executor's own cost per op, against ATen's
+};
+
+void elementwise_ours(benchmark::State& state, ChainForm form) {
   Chain chain;
-  Ours ours;
+  Ours ours(form != ChainForm::kEager);
   chain.setup(ours);
-  const auto once = [&] { as_graph ? ours.replay(chain.fusion_ops) : ours.run_all(chain.ops); };
+  const auto& ops = form == ChainForm::kFusion ? chain.fusion_ops : chain.ops;
+  const auto once = [&] { ours.run_all(ops); };
   once();
-  check_same(as_graph ? "elementwise graph" : "elementwise", ours.get(tir(Chain::kX, kSmall)),
+  const char* names[] = {"elementwise", "elementwise (fusion client)", "elementwise (eager)"};
+  check_same(names[static_cast<int>(form)], ours.get(tir(Chain::kX, kSmall)),
              Chain::aten(chain.x0.to(device()), chain.c1.to(device()), chain.c2.to(device())));
   for (auto _ : state) {
     once();
@@ -226,10 +230,13 @@ void elementwise_ours(benchmark::State& state, bool as_graph) {
                                              benchmark::Counter::kIsRate);
 }
 void BM_Elementwise10k_Ours(benchmark::State& state) {
-  elementwise_ours(state, false);
+  elementwise_ours(state, ChainForm::kPlain);
 }
 void BM_Elementwise10k_Graph(benchmark::State& state) {
-  elementwise_ours(state, true);
+  elementwise_ours(state, ChainForm::kFusion);
+}
+void BM_Elementwise10k_Eager(benchmark::State& state) {
+  elementwise_ours(state, ChainForm::kEager);
 }
 
 void BM_Elementwise10k_Aten(benchmark::State& state) {
@@ -393,6 +400,7 @@ void BM_Cnn_Aten(benchmark::State& state) {
 BENCHMARK(BM_Elementwise10k_Ours)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_Elementwise10k_Aten)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_Elementwise10k_Graph)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_Elementwise10k_Eager)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_Mlp_Ours)->Unit(benchmark::kMicrosecond)->UseRealTime();
 BENCHMARK(BM_Mlp_Aten)->Unit(benchmark::kMicrosecond)->UseRealTime();
 BENCHMARK(BM_Cnn_Ours)->Unit(benchmark::kMillisecond)->UseRealTime();

@@ -129,7 +129,9 @@ bool SessionWorker::try_run_inline(std::vector<ir::Task>& tasks) {
   TaskRunner* runner = nullptr;
   {
     std::lock_guard lock(mutex_);
-    if (busy_ || closed_ || runner_ == nullptr || !queue_.empty() || answers_->queued() != 0)
+    // Deferred ops would run first, and a run of them is not a quick answer.
+    if (busy_ || closed_ || runner_ == nullptr || !queue_.empty() || answers_->queued() != 0 ||
+        runner_->executor().has_deferred())
       return false;
     busy_ = true;
     runner = runner_;

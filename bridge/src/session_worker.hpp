@@ -104,9 +104,9 @@ class SessionWorker : public std::enable_shared_from_this<SessionWorker> {
   void push(std::vector<ir::Task> tasks, MemoryCharge charge);
   // From the connection's strand, in place of push(): runs `tasks` on the calling thread when they
   // are one quick answer (a read of a small tensor, or a sync, on a CPU device) and the worker is
-  // idle (nothing queued or running, no answer waiting); false, with `tasks` untouched, otherwise.
-  // A read then costs no thread hand-off: on a small machine each wake-up of the worker and then
-  // of the network thread took tens of microseconds of a round trip.
+  // idle (nothing queued or running, no answer waiting, no op deferred); false, with `tasks`
+  // untouched, otherwise. A read then costs no thread hand-off: on a small machine each wake-up of
+  // the worker and then of the network thread took tens of microseconds of a round trip.
   bool try_run_inline(std::vector<ir::Task>& tasks);
   // No more tasks: run what is queued (or, when the host stops, drop it), free everything, exit.
   void close(bool drop_queued = false);

@@ -277,13 +277,6 @@ void TaskRunner::register_across(const ir::RegisterTensorLocalTask& t) {
 
 void TaskRunner::execute_graph(const std::vector<ir::OperationIr>& relative,
                                const ir::GraphBindings& bindings) {
-  // The executor may defer the graph's ops and run several as one; end_graph runs the rest, also
-  // when an op throws.
-  executor_->begin_graph();
-  struct End {
-    backend::Executor& executor;
-    ~End() { executor.end_graph(); }
-  } end{*executor_};
   for_each_bound_op(relative, bindings, intermediates_,
                     [this](const ir::OperationIr& op) { execute(op); });
 }

@@ -50,8 +50,8 @@ namespace {
 
 class LibTorchBackend final : public Backend {
  public:
-  LibTorchBackend(at::Device device, std::shared_ptr<CustomOpRegistry> custom_ops)
-      : device_(device), custom_ops_(std::move(custom_ops)) {}
+  LibTorchBackend(at::Device device, std::shared_ptr<CustomOpRegistry> custom_ops, bool fuse)
+      : device_(device), custom_ops_(std::move(custom_ops)), fuse_(fuse && device.is_cpu()) {}
 
   std::string device_name() const override { return device_.str(); }
 
@@ -67,12 +67,13 @@ class LibTorchBackend final : public Backend {
   }
 
   std::unique_ptr<Executor> new_executor() override {
-    return std::make_unique<LibTorchExecutor>(device_, custom_ops_);
+    return std::make_unique<LibTorchExecutor>(device_, custom_ops_, fuse_);
   }
 
  private:
   at::Device device_;
   std::shared_ptr<CustomOpRegistry> custom_ops_;
+  bool fuse_;
 };
 
 }  // namespace
@@ -95,7 +96,8 @@ Result<std::unique_ptr<Backend>> make_backend(const BackendOptions& options) {
                       options.device);
   }
   auto registry = options.custom_ops ? options.custom_ops : std::make_shared<CustomOpRegistry>();
-  return std::unique_ptr<Backend>(std::make_unique<LibTorchBackend>(*device, std::move(registry)));
+  return std::unique_ptr<Backend>(
+      std::make_unique<LibTorchBackend>(*device, std::move(registry), options.fuse_elementwise));
 }
 
 }  // namespace tb::backend::libtorch

@@ -16,9 +16,9 @@ using ir::OpKind;
 constexpr std::int64_t kBlock = 1024;
 // Larger runs would lose ATen's intra-op parallelism; below this ATen runs them on one thread too.
 constexpr std::int64_t kParallelFrom = 32768;
-// The bytes a run's live results may take once stored. Deferred ops are outside the per-op memory
-// check (TaskRunner checks the session's bytes after each op); past this bound the run ends, its
-// results are stored, and the next op is checked as usual, with them counted.
+// The bytes a run's live results may take once stored. The executor counts them as live already
+// (ExecutorStats, so the host's memory limits see what eager execution would hold); the bound
+// keeps a run's stores and its inputs within a few cache-sized blocks of work per element.
 constexpr std::int64_t kMaxLiveBytes = 16 << 20;
 // The ops a run may hold. Each op's bookkeeping looks through the run's consumed inputs, so an
 // unbounded run of tiny tensors (which the byte bound never ends) would cost quadratic time: a
@@ -140,6 +140,14 @@ bool ElementwiseRun::try_add(const ir::OperationIr& op, const HandleTable& handl
     case OpKind::NumericFloat_GreaterEqualElem:
       known = scalar(Fn::kGreaterEqual);
       break;
+    case OpKind::Activation_Relu: {
+      const auto& p = op.as<ir::UnaryOpIr>();
+      o.fn = Fn::kRelu;
+      a = &p.input;
+      out = &p.out;
+      known = true;
+      break;
+    }
     case OpKind::BaseFloat_MaskFill: {
       const auto& p = op.as<ir::MaskFillOpIr>();
       o.fn = Fn::kMaskFill;
@@ -183,13 +191,15 @@ bool ElementwiseRun::try_add(const ir::OperationIr& op, const HandleTable& handl
     if (operand.value >= 0) ops_[operand.value].last_use = index;
     if (t->status != ir::TensorStatus::ReadWrite) continue;
     if (operand.value >= 0) {
-      pending_.erase(t->id.value);
+      if (pending_.erase(t->id.value)) pending_bytes_ -= result_bytes(ops_[operand.value]);
     } else if (std::find(consumed_.begin(), consumed_.end(), t->id.value) == consumed_.end()) {
       consumed_.push_back(t->id.value);
+      consumed_bytes_ += handles.find(t->id.value)->second.bytes();
     }
   }
   ops_.push_back(o);
   pending_[out_id] = index;
+  pending_bytes_ += result_bytes(o);
   return true;
 }
 
@@ -199,7 +209,13 @@ std::vector<std::uint64_t> ElementwiseRun::outputs() const {
   return ids;
 }
 
+std::uint64_t ElementwiseRun::result_bytes(const Op& op) const {
+  return static_cast<std::uint64_t>(numel_) * (op.bool_out ? 1 : 4);
+}
+
 void ElementwiseRun::clear() {
+  pending_bytes_ = 0;
+  consumed_bytes_ = 0;
   ops_.clear();
   pending_.clear();
   consumed_.clear();
@@ -286,6 +302,11 @@ void ElementwiseRun::flush(HandleTable& handles) {
         continue;
       }
       float* y = p.out.at<float>(start);
+      if (o.fn == Fn::kRelu) {
+        // ATen's threshold(x, 0, 0), the relu lowering: -0 becomes +0, NaN passes.
+        for (std::int64_t k = 0; k < len; ++k) y[k] = a[k] <= 0.0f ? 0.0f : a[k];
+        continue;
+      }
       if (o.fn == Fn::kMaskFill) {
         const bool* m = p.mask.at<const bool>(start);
         for (std::int64_t k = 0; k < len; ++k) y[k] = m[k] ? s : a[k];

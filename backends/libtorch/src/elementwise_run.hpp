@@ -1,15 +1,15 @@
-// Element-wise ops of a graph replay run as one loop (issue 18, compiled graph replays).
+// Chains of element-wise ops run as one loop (issue 18, compiled replays).
 //
 // Burn's fusion client sends chains of element-wise ops as one registered graph and replays it by
-// id; op by op, each op on a small tensor costs ATen's dispatch, a TensorIterator and a new
-// storage, several times what the arithmetic costs. During a replay (Executor::begin_graph ..
-// end_graph) the executor defers the ops this class accepts, then evaluates the whole run block
-// by block: every op over one block of elements while it is in cache, intermediates consumed
-// within the run never materialised. Only ops whose results are bit for bit those of their
-// lowerings are accepted (f32 add, sub, mul and div, with a tensor or a scalar; comparisons with a
-// scalar and the mask fill, which make ReLU as the fusion client sends it), on contiguous CPU
-// tensors of the run's one shape. Anything else ends the run: it is evaluated, then the op runs as
-// usual.
+// id; its plain client sends them one by one. Each op on a small tensor costs ATen's dispatch, a
+// TensorIterator and a new storage, several times what the arithmetic costs. The executor defers
+// the ops this class accepts, whichever way they come, and evaluates the whole run block by block
+// when anything else reaches it (another op, a read, a sync, a transfer): every op over one block
+// of elements while it is in cache, intermediates consumed within the run never materialised.
+// Only ops whose results are bit for bit those of their lowerings are accepted (f32 add, sub, mul
+// and div, with a tensor or a scalar; comparisons with a scalar and the mask fill, which make ReLU
+// as the fusion client sends it; relu itself), on contiguous CPU tensors of the run's one shape.
+// Anything else ends the run: it is evaluated, then the op runs as usual.
 #pragma once
 
 #include <cstdint>
@@ -33,6 +33,12 @@ class ElementwiseRun {
   void flush(HandleTable& handles);
   // The ids the pending ops will store (for poisoning when flush fails).
   std::vector<std::uint64_t> outputs() const;
+  // What running the ops one by one would have changed in the handle table by now: the results
+  // still referenced (stored at flush), and the stored inputs consumed (erased at flush).
+  std::uint64_t pending_tensors() const { return pending_.size(); }
+  std::uint64_t pending_bytes() const { return pending_bytes_; }
+  std::uint64_t consumed_tensors() const { return consumed_.size(); }
+  std::uint64_t consumed_bytes() const { return consumed_bytes_; }
   void clear();
 
  private:
@@ -46,6 +52,7 @@ class ElementwiseRun {
     kGreater,
     kGreaterEqual,  // against a scalar: bool results
     kMaskFill,
+    kRelu,
   };
   // An operand: a tensor of the handle table, a pending op's result, or nothing.
   struct Operand {
@@ -63,13 +70,15 @@ class ElementwiseRun {
   };
 
   bool operand(const ir::TensorIr& t, bool is_bool, const HandleTable& handles, Operand& out);
+  std::uint64_t result_bytes(const Op& op) const;
 
   std::vector<Op> ops_;
   std::vector<std::int64_t> sizes_;  // the run's shape
   std::int64_t numel_ = 0;
   std::unordered_map<std::uint64_t, std::int32_t> pending_;  // out id -> op index, while live
   std::vector<std::uint64_t> consumed_;                      // stored inputs read ReadWrite
-  std::vector<std::uint64_t> consumed_pending_;              // pending results read ReadWrite
+  std::uint64_t pending_bytes_ = 0;                          // of the results in pending_
+  std::uint64_t consumed_bytes_ = 0;                         // of the inputs in consumed_
 };
 
 }  // namespace tb::backend::libtorch

@@ -85,11 +85,12 @@ void LibTorchExecutor::Context::store(const ir::TensorIr& t, at::Tensor value,
 }
 
 LibTorchExecutor::LibTorchExecutor(at::Device device,
-                                   std::shared_ptr<const CustomOpRegistry> custom_ops)
+                                   std::shared_ptr<const CustomOpRegistry> custom_ops, bool fuse)
     : device_(device),
       custom_ops_(std::move(custom_ops)),
       generator_(make_generator(device)),
-      scratch_(std::make_unique<Scratch>()) {
+      scratch_(std::make_unique<Scratch>()),
+      fuse_(fuse && device.is_cpu()) {
   handles_.reserve(1024);
 }
 
@@ -123,7 +124,7 @@ std::shared_ptr<FailureLog::Failure> LibTorchExecutor::record(const Error& error
 }
 
 Status LibTorchExecutor::register_tensor(ir::TensorId id, const ir::TensorData& data) {
-  flush_run();  // never deferred across the graph that deferred it (see end_graph)
+  flush_run();
   Handle handle;
   const Status status = aten_guard("", [&]() -> Status {
     if (data.dtype.is_quantized()) {
@@ -144,7 +145,7 @@ Status LibTorchExecutor::register_tensor(ir::TensorId id, const ir::TensorData& 
 }
 
 Status LibTorchExecutor::register_alias(ir::TensorId new_id, ir::TensorId src) {
-  flush_run();  // never deferred across the graph that deferred it (see end_graph)
+  flush_run();
   const auto it = handles_.find(src.value);
   if (it == handles_.end()) {
     Error e = make_error(ErrorCode::kNotFound, "alias source tensor #{} is unknown", src.value);
@@ -158,7 +159,7 @@ Status LibTorchExecutor::register_alias(ir::TensorId new_id, ir::TensorId src) {
 }
 
 Result<ir::TensorData> LibTorchExecutor::read_tensor(const ir::TensorIr& t) {
-  flush_run();  // never deferred across the graph that deferred it (see end_graph)
+  flush_run();
   auto handle = lookup(t);
   if (!handle) {
     // This answer tells the client of the failure, so the next sync does not tell it again.
@@ -211,17 +212,16 @@ void LibTorchExecutor::flush_run() {
   }
 }
 
-void LibTorchExecutor::end_graph() {
-  flush_run();
-  in_graph_ = false;
-}
-
 // An op runs in three steps: resolve its inputs, run its lowering (through the quantized rewrite
 // only when it touches a quantized tensor), commit its outputs or its failure.
 Status LibTorchExecutor::execute(const ir::OperationIr& op) {
   ++stats_.ops;
-  if (in_graph_ && device_.is_cpu() && run_.try_add(op, handles_)) return ok();
-  flush_run();
+  if (fuse_ && run_.try_add(op, handles_)) return ok();
+  if (!run_.empty()) {
+    flush_run();
+    // The op that ended a run (another shape, a bound reached) may begin the next.
+    if (fuse_ && run_.try_add(op, handles_)) return ok();
+  }
   switch (op.category()) {
     case ir::OpCategory::Init:
       return ok();  // registered by RegisterTensor already
@@ -336,7 +336,7 @@ void LibTorchExecutor::device_sync() {
 }
 
 Status LibTorchExecutor::sync() {
-  flush_run();  // never deferred across the graph that deferred it (see end_graph)
+  flush_run();
   if (Status s = aten_guard("device synchronisation failed", [&] { device_sync(); }); !s) {
     record(s.error());
   }
@@ -344,7 +344,7 @@ Status LibTorchExecutor::sync() {
 }
 
 void LibTorchExecutor::fail(const Error& error, const std::vector<ir::TensorId>& poisoned) {
-  flush_run();  // never deferred across the graph that deferred it (see end_graph)
+  flush_run();
   const auto failure = record(error);
   for (const auto& id : poisoned) poison(id.value, failure);
 }
@@ -371,7 +371,7 @@ void LibTorchExecutor::seed(std::uint64_t seed) {
 
 Result<std::shared_ptr<const Transferable>> LibTorchExecutor::take_for_transfer(
     const ir::TensorIr& t) {
-  flush_run();  // never deferred across the graph that deferred it (see end_graph)
+  flush_run();
   auto handle = lookup(t);
   if (!handle) return handle.error();
   std::shared_ptr<const Transferable> out;
@@ -390,7 +390,7 @@ Result<std::shared_ptr<const Transferable>> LibTorchExecutor::take_for_transfer(
 }
 
 Status LibTorchExecutor::register_transferred(ir::TensorId id, const Transferable& tensor) {
-  flush_run();  // never deferred across the graph that deferred it (see end_graph)
+  flush_run();
   const auto* torch = dynamic_cast<const TorchTransferable*>(&tensor);
   const auto* quantized = dynamic_cast<const QuantTransferable*>(&tensor);
   if (!torch && !quantized) {
@@ -414,6 +414,7 @@ Status LibTorchExecutor::register_transferred(ir::TensorId id, const Transferabl
 }
 
 Result<std::optional<ir::ProfileToken>> LibTorchExecutor::profile_start() {
+  flush_run();  // the window times what comes after it only
   device_sync();
   const std::uint64_t id = next_window_++;
   windows_[id] = std::chrono::steady_clock::now();
@@ -426,7 +427,7 @@ Result<std::optional<ir::Duration>> LibTorchExecutor::profile_end(const ir::Prof
   if (it == windows_.end()) {
     return make_error(ErrorCode::kNotFound, "profiling window {} is not open", token.id);
   }
-  // Every op runs eagerly here, so there is no queue to flush beyond the device's.
+  flush_run();  // deferred ops run inside the window that holds them
   device_sync();
   const auto elapsed = std::chrono::steady_clock::now() - it->second;
   windows_.erase(it);
@@ -440,9 +441,10 @@ void LibTorchExecutor::profile_abandon(const ir::ProfileToken& token) {
 }
 
 ExecutorStats LibTorchExecutor::stats() const {
+  // Deferred ops count as run: the host's memory limits see what eager execution would hold.
   ExecutorStats s = stats_;
-  s.live_tensors = handles_.size();
-  s.live_bytes = handles_.bytes();
+  s.live_tensors = handles_.size() + run_.pending_tensors() - run_.consumed_tensors();
+  s.live_bytes = handles_.bytes() + run_.pending_bytes() - run_.consumed_bytes();
   return s;
 }
 

@@ -56,7 +56,9 @@ class QuantTransferable final : public Transferable {
 
 class LibTorchExecutor final : public Executor {
  public:
-  LibTorchExecutor(at::Device device, std::shared_ptr<const CustomOpRegistry> custom_ops);
+  // `fuse`: defer element-wise chains and run them as one loop (BackendOptions::fuse_elementwise).
+  LibTorchExecutor(at::Device device, std::shared_ptr<const CustomOpRegistry> custom_ops,
+                   bool fuse = true);
   ~LibTorchExecutor() override;
 
   Status register_tensor(ir::TensorId id, const ir::TensorData& data) override;
@@ -68,8 +70,7 @@ class LibTorchExecutor final : public Executor {
                                             : quant::Encoding::kMulInverseHalfAway;
   }
   Status execute(const ir::OperationIr& op) override;
-  void begin_graph() override { in_graph_ = true; }
-  void end_graph() override;
+  bool has_deferred() const override { return !run_.empty(); }
   Status sync() override;
   void fail(const Error& error, const std::vector<ir::TensorId>& poisoned) override;
   ir::DTypeUsageSet dtype_usage(const ir::DType& dtype) override;
@@ -86,6 +87,8 @@ class LibTorchExecutor final : public Executor {
   // For tests: the stored tensor under an id (undefined when absent or poisoned; the values of a
   // quantized one).
   at::Tensor stored(std::uint64_t id) const;
+  // For tests: the ops deferred now.
+  std::size_t deferred_ops() const { return run_.size(); }
   // For tests: the quantized tensor under an id (nullptr when none).
   const quant::QTensor* stored_quantized(std::uint64_t id) const;
 
@@ -122,9 +125,10 @@ class LibTorchExecutor final : public Executor {
   std::uint64_t next_window_ = 1;
   ExecutorStats stats_;
   std::unique_ptr<Scratch> scratch_;
-  // Element-wise ops of the graph being replayed, deferred to run as one (elementwise_run.hpp).
+  // Element-wise ops deferred to run as one (elementwise_run.hpp); every other entry point runs
+  // them first.
   ElementwiseRun run_;
-  bool in_graph_ = false;
+  bool fuse_;
 };
 
 }  // namespace tb::backend::libtorch

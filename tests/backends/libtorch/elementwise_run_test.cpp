@@ -1,7 +1,8 @@
-// Compiled graph replays (elementwise_run.hpp): a graph's element-wise ops run as one loop must
-// leave exactly what running them op by op leaves: the same tensors, bit for bit, the same ids
-// consumed, the same errors. Every test runs one op stream twice, once inside begin_graph /
-// end_graph and once op by op, on two executors, and compares everything.
+// Element-wise runs (elementwise_run.hpp): element-wise ops deferred and run as one loop must
+// leave exactly what running each through its lowering leaves: the same tensors, bit for bit, the
+// same ids consumed, the same errors. Every test runs one op stream twice, on an executor that
+// fuses (the default) and on one that does not (BackendOptions::fuse_elementwise off), and
+// compares everything.
 #include <ATen/Parallel.h>
 #include <gmock/gmock.h>
 
@@ -30,14 +31,18 @@ struct Outcome {
   std::vector<std::string> read_errors;
   std::uint64_t live_tensors = 0;
   bool sync_failed = false;
+  bool deferred = false;  // ops were still deferred after the stream's last op
 };
 
-Outcome run_stream(Executor& e, const Stream& s, bool as_graph) {
+Outcome run_stream(Executor& e, const Stream& s) {
   Outcome o;
   for (const auto& [id, data] : s.inputs) EXPECT_TRUE(e.register_tensor(TensorId{id}, data));
-  if (as_graph) e.begin_graph();
   for (const auto& op : s.ops) o.statuses.push_back(e.execute(op));
-  if (as_graph) e.end_graph();
+  // A dtype query runs nothing: what is deferred stays deferred until the reads.
+  e.dtype_usage(DType(DTypeKind::F32));
+  o.deferred = e.has_deferred();
+  o.sync_failed = !e.sync();
+  EXPECT_FALSE(e.has_deferred()) << "a sync runs what is deferred";
   o.live_tensors = e.stats().live_tensors;
   for (auto t : s.reads) {
     t.status = TensorStatus::ReadOnly;
@@ -45,17 +50,21 @@ Outcome run_stream(Executor& e, const Stream& s, bool as_graph) {
     o.reads.push_back(r ? std::optional<TensorData>(r.value()) : std::nullopt);
     o.read_errors.push_back(r ? "" : r.error().what());
   }
-  o.sync_failed = !e.sync();
   return o;
 }
 
 class ElementwiseRun : public OpTest {
  protected:
   void expect_same(const Stream& s) {
-    auto graph = backend_->new_executor();
-    auto plain = backend_->new_executor();
-    const Outcome a = run_stream(*graph, s, true);
-    const Outcome b = run_stream(*plain, s, false);
+    backend::libtorch::BackendOptions eager_options;
+    eager_options.fuse_elementwise = false;
+    auto eager_backend = std::move(backend::libtorch::make_backend(eager_options)).value();
+    auto fused = backend_->new_executor();
+    auto eager = eager_backend->new_executor();
+    const Outcome a = run_stream(*fused, s);
+    const Outcome b = run_stream(*eager, s);
+    EXPECT_FALSE(b.deferred) << "an executor that does not fuse defers nothing";
+    last_deferred_ = a.deferred;
     ASSERT_EQ(a.reads.size(), b.reads.size());
     EXPECT_EQ(a.live_tensors, b.live_tensors);
     for (std::size_t i = 0; i < a.reads.size(); ++i) {
@@ -69,6 +78,9 @@ class ElementwiseRun : public OpTest {
     }
     EXPECT_EQ(a.sync_failed, b.sync_failed);
   }
+  // Whether the fusing executor's last stream ended with ops deferred (the comparison then
+  // covered a run, not only eager ops).
+  bool last_deferred_ = false;
 };
 
 TensorData f32_data(const Dims& dims, const std::vector<float>& v) {
@@ -102,53 +114,62 @@ TensorIr mask_ir(std::uint64_t id, const Dims& d, TensorStatus s = TensorStatus:
   return t;
 }
 
-// The op-bound benchmark's chain as Burn's fusion client sends it: add, mul, sub, div by
-// constant tensors and relu (lower-than-zero mask, then mask fill), each consuming its input.
-TEST_F(ElementwiseRun, TheFusionClientsChainIsBitForBitTheSame) {
-  for (const Dims& d : {Dims{16, 16}, Dims{3, 1000}, Dims{1}, Dims{2049}}) {
-    const auto n = ir::num_elements(d);
-    Stream s;
-    s.inputs = {{1, f32_data(d, special_values(n, 1))},
-                {2, f32_data(d, special_values(n, 2))},
-                {3, f32_data(d, special_values(n, 3))}};
-    std::uint64_t x = 1;
-    std::uint64_t next = 10;
-    const auto rw = TensorStatus::ReadWrite;
-    for (int i = 0; i < 50; ++i) {
-      const std::uint64_t y = next++;
-      const auto in = f(x, d, x == 1 && i == 0 ? TensorStatus::ReadOnly : rw);
-      switch (i % 5) {
-        case 0:
-          s.ops.push_back(make_op<OpKind::NumericFloat_Add>(
-              BinaryOpIr{in, f(2, d), f(y, d, TensorStatus::NotInit)}, DTypeKind::F32));
-          break;
-        case 1:
-          s.ops.push_back(make_op<OpKind::NumericFloat_Mul>(
-              BinaryOpIr{in, f(3, d), f(y, d, TensorStatus::NotInit)}, DTypeKind::F32));
-          break;
-        case 2:
-          s.ops.push_back(make_op<OpKind::NumericFloat_Sub>(
-              BinaryOpIr{in, f(2, d), f(y, d, TensorStatus::NotInit)}, DTypeKind::F32));
-          break;
-        case 3:
-          s.ops.push_back(make_op<OpKind::NumericFloat_Div>(
-              BinaryOpIr{in, f(3, d), f(y, d, TensorStatus::NotInit)}, DTypeKind::F32));
-          break;
-        default: {
-          const std::uint64_t m = next++;
-          // Burn's relu: x <= 0 (false for NaN), then fill with 0.
-          s.ops.push_back(make_op<OpKind::NumericFloat_LowerEqualElem>(
-              ScalarOpIr{f(x, d), ScalarIr::f(0.0), mask_ir(m, d, TensorStatus::NotInit)},
-              DTypeKind::F32));
-          s.ops.push_back(make_op<OpKind::BaseFloat_MaskFill>(MaskFillOpIr{
-              in, mask_ir(m, d, rw), ScalarIr::f(0.0), f(y, d, TensorStatus::NotInit)}));
+// The op-bound benchmark's chain as Burn's clients send it: add, mul, sub, div by constant tensors
+// and relu, each consuming its input. The fusion client sends relu as a lower-equal mask and a
+// mask fill, the plain client as Relu.
+TEST_F(ElementwiseRun, TheBenchmarkChainIsBitForBitTheSame) {
+  for (const bool relu_op : {false, true})
+    for (const Dims& d : {Dims{16, 16}, Dims{3, 1000}, Dims{1}, Dims{2049}}) {
+      const auto n = ir::num_elements(d);
+      Stream s;
+      s.inputs = {{1, f32_data(d, special_values(n, 1))},
+                  {2, f32_data(d, special_values(n, 2))},
+                  {3, f32_data(d, special_values(n, 3))}};
+      std::uint64_t x = 1;
+      std::uint64_t next = 10;
+      const auto rw = TensorStatus::ReadWrite;
+      for (int i = 0; i < 50; ++i) {
+        const std::uint64_t y = next++;
+        const auto in = f(x, d, x == 1 && i == 0 ? TensorStatus::ReadOnly : rw);
+        switch (i % 5) {
+          case 0:
+            s.ops.push_back(make_op<OpKind::NumericFloat_Add>(
+                BinaryOpIr{in, f(2, d), f(y, d, TensorStatus::NotInit)}, DTypeKind::F32));
+            break;
+          case 1:
+            s.ops.push_back(make_op<OpKind::NumericFloat_Mul>(
+                BinaryOpIr{in, f(3, d), f(y, d, TensorStatus::NotInit)}, DTypeKind::F32));
+            break;
+          case 2:
+            s.ops.push_back(make_op<OpKind::NumericFloat_Sub>(
+                BinaryOpIr{in, f(2, d), f(y, d, TensorStatus::NotInit)}, DTypeKind::F32));
+            break;
+          case 3:
+            s.ops.push_back(make_op<OpKind::NumericFloat_Div>(
+                BinaryOpIr{in, f(3, d), f(y, d, TensorStatus::NotInit)}, DTypeKind::F32));
+            break;
+          default: {
+            if (relu_op) {
+              s.ops.push_back(
+                  make_op<OpKind::Activation_Relu>(UnaryOpIr{in, f(y, d, TensorStatus::NotInit)}));
+              break;
+            }
+            const std::uint64_t m = next++;
+            // Burn's relu: x <= 0 (false for NaN), then fill with 0.
+            s.ops.push_back(make_op<OpKind::NumericFloat_LowerEqualElem>(
+                ScalarOpIr{f(x, d), ScalarIr::f(0.0), mask_ir(m, d, TensorStatus::NotInit)},
+                DTypeKind::F32));
+            s.ops.push_back(make_op<OpKind::BaseFloat_MaskFill>(MaskFillOpIr{
+                in, mask_ir(m, d, rw), ScalarIr::f(0.0), f(y, d, TensorStatus::NotInit)}));
+          }
         }
+        x = y;
       }
-      x = y;
+      s.reads = {f(x, d), f(1, d), f(2, d)};
+      SCOPED_TRACE(relu_op ? "relu op" : "mask fill");
+      expect_same(s);
+      EXPECT_TRUE(last_deferred_) << "the chain ran as a run";
     }
-    s.reads = {f(x, d), f(1, d), f(2, d)};
-    expect_same(s);
-  }
 }
 
 TEST_F(ElementwiseRun, ScalarOperandsAndResultsStillReferencedAfterTheRun) {
@@ -256,7 +277,7 @@ TEST_F(ElementwiseRun, RandomStreamsMatchOpByOp) {
       const std::uint64_t y = next++;
       OperationIr op;
       bool to_mask = false;
-      switch (pick(12)) {
+      switch (pick(13)) {
         case 0:
           op = make_op<OpKind::NumericFloat_Add>(
               BinaryOpIr{f(a, d, status()), f(b, d), f(y, d, nd)}, DTypeKind::F32);
@@ -308,6 +329,9 @@ TEST_F(ElementwiseRun, RandomStreamsMatchOpByOp) {
                              f(y, d, nd)});
           }
           break;
+        case 11:
+          op = make_op<OpKind::Activation_Relu>(UnaryOpIr{f(a, d, status()), f(y, d, nd)});
+          break;
         default:  // not fusible: ends the run
           op = make_op<OpKind::Float_Exp>(UnaryOpIr{f(a, d), f(y, d, nd)}, DTypeKind::F32);
       }
@@ -327,8 +351,8 @@ TEST_F(ElementwiseRun, RandomStreamsMatchOpByOp) {
 namespace tb::test {
 namespace {
 
-// A graph of `x + 1` ops on one stored input of shape `d`, each result kept alive (never
-// consumed); `live_after(n)` adds n more and returns the live tensor count.
+// A stream of `x + 1` ops on one stored input of shape `d`, each result kept alive (never
+// consumed); `deferred_after(n)` adds n more and returns the ops deferred then.
 class KeptResults {
   // Runs of large tensors are only formed single-threaded (with more threads ATen's parallel
   // kernels win): pin one thread, whatever the LibTorch's default (Debian's 1.13 takes 1 on this
@@ -340,48 +364,94 @@ class KeptResults {
   } one_thread_;
 
  public:
-  KeptResults(backend::Backend& backend, Dims d)
-      : d_(std::move(d)), graph_(backend.new_executor()) {
+  KeptResults(backend::Backend& backend, Dims d) : d_(std::move(d)), exec_(backend.new_executor()) {
     const auto n = static_cast<std::size_t>(ir::num_elements(d_));
-    EXPECT_TRUE(graph_->register_tensor(TensorId{1},
-                                        make_data(d_, DTypeKind::F32, std::vector<double>(n, 1))));
-    graph_->begin_graph();
+    EXPECT_TRUE(exec_->register_tensor(TensorId{1},
+                                       make_data(d_, DTypeKind::F32, std::vector<double>(n, 1))));
   }
-  std::size_t live_after(std::uint64_t results) {
+  std::size_t deferred_after(std::uint64_t results) {
     for (std::uint64_t i = 0; i < results; ++i) {
-      EXPECT_TRUE(graph_->execute(make_op<OpKind::NumericFloat_AddScalar>(
+      EXPECT_TRUE(exec_->execute(make_op<OpKind::NumericFloat_AddScalar>(
           ScalarOpIr{f(1, d_), ScalarIr::f(1.0), f(next_++, d_, TensorStatus::NotInit)},
           DTypeKind::F32)));
+      // Deferred or not, every result counts as live at once (the host's memory limits).
+      EXPECT_EQ(exec_->stats().live_tensors, next_ - 100 + 1);
+      EXPECT_EQ(exec_->stats().live_bytes, (next_ - 100 + 1) * ir::num_elements(d_) * 4);
     }
-    return graph_->stats().live_tensors;
-  }
-  std::size_t end() {
-    graph_->end_graph();
-    return graph_->stats().live_tensors;
+    return dynamic_cast<backend::libtorch::LibTorchExecutor&>(*exec_).deferred_ops();
   }
 
  private:
   Dims d_;
-  std::unique_ptr<backend::Executor> graph_;
+  std::unique_ptr<backend::Executor> exec_;
   std::uint64_t next_ = 100;
 };
 
-// Deferred results are outside the host's per-op memory check: a run ends before its live results
-// could take more than its bound (16 MiB), so a graph that keeps many results alive runs op by op
-// past it and the session's limits see every byte as they would without compiled replays.
+// A run ends before its live results could take more than its bound (16 MiB).
 TEST_F(ElementwiseRun, ARunEndsBeforeItsLiveResultsOutgrowItsBound) {
   KeptResults g(*backend_, {1024, 1024});  // 4 MiB per result: the fifth live result ends the run
-  EXPECT_EQ(g.live_after(4), 1u) << "four results (16 MiB) stay deferred";
-  EXPECT_EQ(g.live_after(1), 6u)
-      << "the fifth ended the run: the four are stored, it runs as usual";
-  EXPECT_EQ(g.end(), 6u);
+  EXPECT_EQ(g.deferred_after(4), 4u) << "four results (16 MiB) stay deferred";
+  EXPECT_EQ(g.deferred_after(1), 1u) << "the fifth ended the run and began the next";
 }
 
 TEST_F(ElementwiseRun, ARunEndsAtItsOpBoundWhateverItsBytes) {
   KeptResults g(*backend_, {1});  // the byte bound never ends this run; the op bound (1024) does
-  EXPECT_EQ(g.live_after(1024), 1u) << "1024 results stay deferred";
-  EXPECT_EQ(g.live_after(1), 1026u) << "the 1025th ended the run";
-  EXPECT_EQ(g.end(), 1026u);
+  EXPECT_EQ(g.deferred_after(1024), 1024u) << "1024 results stay deferred";
+  EXPECT_EQ(g.deferred_after(1), 1u) << "the 1025th ended the run and began the next";
+}
+
+}  // namespace
+}  // namespace tb::test
+
+namespace tb::test {
+namespace {
+
+// Ops may stay deferred across calls (the plain client sends them one task at a time), so every
+// other entry point runs them first: none may see the tensors as they were before the ops.
+TEST_F(ElementwiseRun, EveryOtherEntryPointRunsWhatIsDeferred) {
+  const Dims d{2, 3};
+  const auto nd = TensorStatus::NotInit;
+  const auto deferred_add = [&](Executor& e) {
+    EXPECT_TRUE(e.register_tensor(TensorId{1}, f32_data(d, {1, 2, 3, 4, 5, 6})));
+    EXPECT_TRUE(e.execute(make_op<OpKind::NumericFloat_AddScalar>(
+        ScalarOpIr{f(1, d, TensorStatus::ReadWrite), ScalarIr::f(1.0), f(2, d, nd)},
+        DTypeKind::F32)));
+    EXPECT_TRUE(e.has_deferred());
+  };
+  const std::vector<std::pair<const char*, std::function<void(Executor&)>>> entries = {
+      {"read", [&](Executor& e) { EXPECT_TRUE(e.read_tensor(f(2, d))); }},
+      {"sync", [&](Executor& e) { EXPECT_TRUE(e.sync()); }},
+      {"register",
+       [&](Executor& e) {
+         EXPECT_TRUE(e.register_tensor(TensorId{3}, f32_data(d, {0, 0, 0, 0, 0, 0})));
+       }},
+      {"alias", [&](Executor& e) { EXPECT_TRUE(e.register_alias(TensorId{3}, TensorId{2})); }},
+      {"transfer", [&](Executor& e) { EXPECT_TRUE(e.take_for_transfer(f(2, d))); }},
+      {"fail", [&](Executor& e) { e.fail(make_error(ErrorCode::kInternal, "x"), {TensorId{9}}); }},
+      {"profile", [&](Executor& e) { EXPECT_TRUE(e.profile_start()); }},
+      {"other op",
+       [&](Executor& e) {
+         EXPECT_TRUE(e.execute(
+             make_op<OpKind::Float_Exp>(UnaryOpIr{f(2, d), f(4, d, nd)}, DTypeKind::F32)));
+       }},
+  };
+  for (const auto& [name, entry] : entries) {
+    SCOPED_TRACE(name);
+    auto e = backend_->new_executor();
+    deferred_add(*e);
+    EXPECT_EQ(e->stats().live_tensors, 1u) << "#2 counts as live, #1 as consumed, as if run";
+    EXPECT_EQ(e->stats().live_bytes, 6u * 4);
+    entry(*e);
+    EXPECT_FALSE(e->has_deferred());
+    auto* lt = dynamic_cast<backend::libtorch::LibTorchExecutor*>(e.get());
+    ASSERT_NE(lt, nullptr);
+    EXPECT_FALSE(lt->stored(1).defined()) << "#1 was consumed by the add";
+    if (std::string(name) != "transfer") {
+      const at::Tensor two = lt->stored(2);
+      ASSERT_TRUE(two.defined());
+      EXPECT_EQ(two[1][2].item<float>(), 7.0f);
+    }
+  }
 }
 
 }  // namespace

@@ -63,11 +63,10 @@ class Executor {
   // Runs one op. A failure poisons the op's outputs and is recorded for the next sync; the
   // returned Status is for logging and metrics only.
   virtual Status execute(const ir::OperationIr& op) = 0;
-  // A graph replay's ops come between these two: the executor may defer ops of the graph and run
-  // several as one (compiled replays); end_graph runs what is deferred. Nothing else is called in
-  // between. end_graph never throws: a failure poisons the deferred ops' outputs.
-  virtual void begin_graph() {}
-  virtual void end_graph() {}
+  // The executor may defer ops and run several as one (compiled element-wise runs): every other
+  // call runs what is deferred first, so a deferred op is observable only through its effects.
+  // Whether ops are deferred now: a read or a sync would run them first.
+  virtual bool has_deferred() const { return false; }
   // Waits for queued device work; reports (and clears) the failures recorded since the last sync
   // that no read has reported yet.
   virtual Status sync() = 0;

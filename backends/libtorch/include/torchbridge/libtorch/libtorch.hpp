@@ -44,6 +44,10 @@ struct BackendOptions {
   // "cpu", "cuda", "cuda:N".
   std::string device = "cpu";
   std::shared_ptr<CustomOpRegistry> custom_ops;
+  // Chains of element-wise f32 ops on small CPU tensors are deferred and run as one loop
+  // (elementwise_run.hpp), whether they come op by op or in a graph replay. Off: every op runs
+  // eagerly through its lowering (the reference the fused path is tested against).
+  bool fuse_elementwise = true;
 };
 
 Result<std::unique_ptr<Backend>> make_backend(const BackendOptions& options);
