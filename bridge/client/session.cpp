@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <limits>
 #include <random>
 
 #include <boost/asio.hpp>
@@ -9,6 +10,7 @@
 #include <boost/beast/websocket.hpp>
 
 #include "net/any_stream.hpp"
+#include "net/message_buffer.hpp"
 #include "net/tls.hpp"
 #include "torchbridge/ir/codec.hpp"
 
@@ -42,6 +44,10 @@ std::uint64_t random_u64() {
   return rng();
 }
 
+// Payloads from this size on are sent from the task's own bytes, not copied into the frame.
+constexpr std::size_t kBorrowPayloadsFrom = 64 * 1024;
+constexpr std::size_t kWriteBufferBytes = 256 * 1024;
+
 std::size_t payload_bytes(const ir::RemoteMessage& m) {
   if (const auto* t = std::get_if<ir::Task>(&m)) {
     if (const auto* r = std::get_if<ir::RegisterTensorTask>(t)) return r->data.bytes.size();
@@ -71,9 +77,12 @@ struct Session::Io {
   net::io_context ioc;
   std::shared_ptr<net::ssl::context> tls;  // set for wss://; outlives the stream
   websocket::stream<tb::net::AnyStream> ws;
-  beast::flat_buffer read_buffer;
-  // IO-thread only.
-  std::deque<std::shared_ptr<const std::vector<std::uint8_t>>> queue;
+  beast::flat_buffer read_buffer;  // the answer to Init
+  // Every later answer: read in place and handed to the decoder whole, so a download's payload is
+  // decoded as a view of the received message, never copied.
+  tb::net::MessageBuffer message{std::numeric_limits<std::size_t>::max()};
+  // IO-thread only. Each frame's large payloads (uploads) are views of the tasks' own bytes.
+  std::deque<std::shared_ptr<const std::vector<ir::Bytes>>> queue;
   bool writing = false;
   bool close_requested = false;
   bool close_started = false;
@@ -159,6 +168,9 @@ Status Session::open() {
   // Burn's client writes each message as one frame and accepts messages of any size.
   io.ws.auto_fragment(false);
   io.ws.read_message_max(0);
+  // A client masks every byte it sends into this buffer, then writes it: Beast's default of 4 KiB
+  // made an upload one system call per 4 KiB.
+  io.ws.write_buffer_bytes(kWriteBufferBytes);
 
   // The handshake: one frame holding exactly one Init, answered first with id 0.
   session_id_ = options_.session_id ? *options_.session_id : random_u64();
@@ -220,7 +232,7 @@ Status Session::open() {
 
   struct Reader {
     Session* self;
-    void operator()(beast::error_code ec, std::size_t) const {
+    void operator()(beast::error_code ec) const {
       auto& io = *self->io_;
       if (ec) {
         const bool ours = io.close_started;
@@ -230,9 +242,7 @@ Status Session::open() {
                                 self->describe()});
         return;
       }
-      const auto d = io.read_buffer.data();
-      auto reply = ir::decode<ir::TaskResponse>(ir::Bytes::copy_of(d.data(), d.size()));
-      io.read_buffer.consume(io.read_buffer.size());
+      auto reply = ir::decode<ir::TaskResponse>(io.message.release());
       // Like Burn's demux: an undecodable answer or an unknown id is dropped; the caller
       // waiting for it times out.
       if (reply) {
@@ -247,12 +257,17 @@ Status Session::open() {
         }
         if (pending) pending->promise.set_value(std::move(reply.value().content));
       }
-      io.ws.async_read(io.read_buffer, *this);
+      read(self);
+    }
+    static void read(Session* self) {
+      auto& io = *self->io_;
+      tb::net::async_read_chunked(
+          io.ws, io.message, [] { return beast::error_code(); }, Reader{self});
     }
   };
   io.guard.emplace(io.ioc.get_executor());
   io.ioc.restart();
-  io.ws.async_read(io.read_buffer, Reader{this});
+  Reader::read(this);
   io.thread = std::thread([this] { io_->ioc.run(); });
   return ok();
 }
@@ -309,7 +324,8 @@ Status Session::flush() {
 
 void Session::flush_locked() {
   if (batch_.empty()) return;
-  auto frame = std::make_shared<const std::vector<std::uint8_t>>(ir::encode(batch_));
+  auto frame = std::make_shared<const std::vector<ir::Bytes>>(
+      ir::encode_segments(batch_, kBorrowPayloadsFrom));
   batch_.clear();
   batch_bytes_ = 0;
   // Posted under the lock: frames reach the writer in the order their tasks were submitted.
@@ -330,7 +346,10 @@ void Session::flush_locked() {
           return;
         }
         io.writing = true;
-        io.ws.async_write(net::buffer(*io.queue.front()), *this);
+        std::vector<net::const_buffer> segments;
+        segments.reserve(io.queue.front()->size());
+        for (const auto& b : *io.queue.front()) segments.emplace_back(b.data(), b.size());
+        io.ws.async_write(segments, *this);
       }
       void operator()(beast::error_code ec, std::size_t) const {
         auto& io = *self->io_;

@@ -5,7 +5,7 @@
 
 #include "guard.hpp"
 #include "host_state.hpp"
-#include "message_buffer.hpp"
+#include "net/message_buffer.hpp"
 #include "net/tls.hpp"
 #include "torchbridge/ir/codec.hpp"
 
@@ -164,7 +164,7 @@ Result<ir::TensorData> download_tensor(const ir::Address& peer, std::uint64_t ke
                                                   : tb::net::AnyStream(std::move(tcp)));
   if (secure) TB_TRY(tb::net::prepare_client(ws.next_layer().tls(), host));
   // The peer's answer: memory committed as it arrives, never from the length it declares.
-  MessageBuffer buffer(max_message_bytes);
+  tb::net::MessageBuffer buffer(max_message_bytes);
   beast::error_code failure;
   const char* stage = "resolving";
   std::vector<std::uint8_t> request = ir::encode(ir::DataMessage{ir::TensorRequestMessage{key}});
@@ -189,7 +189,7 @@ Result<ir::TensorData> download_tensor(const ir::Address& peer, std::uint64_t ke
                   ws.async_write(net::buffer(request), [&](beast::error_code ec, std::size_t) {
                     if (ec) return void(failure = ec);
                     stage = "waiting for the tensor";
-                    async_read_chunked(
+                    tb::net::async_read_chunked(
                         ws, buffer, [] { return beast::error_code{}; },
                         [&](beast::error_code ec) {
                           if (ec) return void(failure = ec);

@@ -136,18 +136,18 @@ bool SessionConnection::tagged() const {
 
 void SessionConnection::read() {
   if (!tagged()) {
-    message_ = std::make_unique<MessageBuffer>(ws_.read_message_max());
+    message_ = std::make_unique<tb::net::MessageBuffer>(ws_.read_message_max());
   } else if (segment_left_ == 0) {
     // A head: a whole message of at most 64 KiB after its tag, or a segmented message's length.
     ws_.read_message_max(framing::kMaxHead);
-    message_ = std::make_unique<MessageBuffer>(framing::kMaxHead);
+    message_ = std::make_unique<tb::net::MessageBuffer>(framing::kMaxHead);
   } else {
     // The next segment, into the same buffer: never longer than a frame or than what is left.
     ws_.read_message_max(std::min<std::uint64_t>(framing::kMaxFrame, segment_left_));
     segment_start_ = message_->size();
   }
   auto self = shared_from_this();
-  async_read_chunked(
+  tb::net::async_read_chunked(
       ws_, *message_,
       [this, self]() -> beast::error_code {
         // Charged as it arrives; a message that would take the host over its memory limit ends
@@ -224,7 +224,7 @@ void SessionConnection::on_tagged_message() {
       return close_with(websocket::close_code::too_big, "message over the host's limit");
     }
     segment_left_ = length;
-    message_ = std::make_unique<MessageBuffer>(static_cast<std::size_t>(length));
+    message_ = std::make_unique<tb::net::MessageBuffer>(static_cast<std::size_t>(length));
     return read();
   }
   const std::size_t got = message_->size() - segment_start_;

@@ -20,8 +20,8 @@
 
 #include "listener.hpp"
 #include "memory.hpp"
-#include "message_buffer.hpp"
 #include "net/any_stream.hpp"
+#include "net/message_buffer.hpp"
 #include "session_worker.hpp"
 #include "torchbridge/ir/profile.hpp"
 #include "torchbridge/ir/protocol.hpp"
@@ -90,7 +90,7 @@ class SessionConnection : public std::enable_shared_from_this<SessionConnection>
   bool header_authorized_;
   std::optional<std::string> relayed_scope_;
   bool accepted_ = false;
-  std::unique_ptr<MessageBuffer> message_;
+  std::unique_ptr<tb::net::MessageBuffer> message_;
   MemoryCharge receiving_;  // the message being received, charged to the host as it arrives
   std::deque<Outgoing> writes_;
   std::vector<boost::asio::const_buffer> write_buffers_;

@@ -1,6 +1,6 @@
 // MessageBuffer: an upload's payload lands 16-byte aligned, so the upload can become a tensor over
 // the message's memory instead of a copy; the message's bytes are unchanged.
-#include "message_buffer.hpp"
+#include "net/message_buffer.hpp"
 
 #include <gtest/gtest.h>
 
@@ -9,7 +9,7 @@
 
 #include "torchbridge/ir/exclusive_block.hpp"
 
-namespace tb::bridge {
+namespace tb::net {
 namespace {
 
 // A message as msgpack writes an upload: `header` bytes, a bin32 marker and length, the payload,
@@ -65,4 +65,4 @@ TEST(MessageBuffer, SmallMessagesAndSmallBinariesStayWhereTheyAre) {
 }
 
 }  // namespace
-}  // namespace tb::bridge
+}  // namespace tb::net

@@ -56,6 +56,29 @@ TEST(ClientOnHost, ProgramWithTransfersBetweenHosts) {
   expect_program(run_program(b, a));
 }
 
+// Uploads go out as borrowed segments and answers are read in place (MessageBuffer), in chunks of
+// 1 MiB: large and odd-sized tensors of every width must come back exactly, and small answers
+// between them too.
+TEST(ClientOnHost, LargeAndOddSizedTransfersComeBackExactly) {
+  ClientTestHost host;
+  auto dev = connect(host);
+  for (const std::size_t n : {std::size_t{3 << 20} + 1, std::size_t{16385}, std::size_t{1}}) {
+    std::vector<float> f(n);
+    for (std::size_t i = 0; i < n; ++i) f[i] = static_cast<float>(i % 9973) * 0.5f - 7.0f;
+    auto back = Tensor::from_vector(dev, f).to_vector<float>();
+    ASSERT_TRUE(back) << back.error().what();
+    EXPECT_TRUE(back.value() == f) << n << " floats";
+    std::vector<bool> b(n);
+    for (std::size_t i = 0; i < n; ++i) b[i] = (i * 7) % 3 == 0;
+    auto bools = Tensor::from_vector(dev, b).to_vector<bool>();
+    ASSERT_TRUE(bools) << bools.error().what();
+    EXPECT_TRUE(bools.value() == b) << n << " bools";
+  }
+  const auto small = Tensor::from_vector<float>(dev, {1, 2, 3}).to_vector<float>();
+  ASSERT_TRUE(small);
+  EXPECT_EQ(small.value(), (std::vector<float>{1, 2, 3}));
+}
+
 TEST(ClientOnHost, LastReferencesFreeHostTensors) {
   ClientTestHost host;
   auto dev = connect(host);

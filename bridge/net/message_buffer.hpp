@@ -3,6 +3,7 @@
 // it one bounded chunk ahead of each read (`reserve_next`), and growth is geometric through
 // realloc, which for large blocks remaps pages instead of copying them. The finished message is
 // handed to the decoder as shared bytes (`release`), which the decoded frame's tensor views share.
+// The host reads every message into one, and so does the C++ client (its downloads).
 #pragma once
 
 #include <algorithm>
@@ -20,7 +21,7 @@
 #include "torchbridge/ir/bytes.hpp"
 #include "torchbridge/ir/exclusive_block.hpp"
 
-namespace tb::bridge {
+namespace tb::net {
 
 class MessageBuffer {
  public:
@@ -107,9 +108,9 @@ class MessageBuffer {
   std::size_t capacity_ = 0;
 };
 
-}  // namespace tb::bridge
+}  // namespace tb::net
 
-namespace tb::bridge {
+namespace tb::net {
 
 // Bytes a message is read ahead by: what the host commits before they arrive (less for a
 // message's start: most messages are small).
@@ -136,4 +137,4 @@ void async_read_chunked(Stream& ws, MessageBuffer& buffer, Progress progress, Do
                      });
 }
 
-}  // namespace tb::bridge
+}  // namespace tb::net
