@@ -6,16 +6,60 @@ namespace tb::bridge {
 
 namespace {
 
+// Relative id -> concrete id for one replay. Burn numbers a relative graph's tensors from 0, so
+// the table is an array indexed by relative id (reused from replay to replay on this thread: a
+// hash map allocated a node for every intermediate of every replay); ids beyond kDense, which no
+// client of ours sends but a hostile one may, go to a map.
+class IdTable {
+ public:
+  static constexpr std::uint64_t kDense = 1 << 16;
+  void reset() {
+    for (const std::uint64_t r : used_) set_[r] = false;
+    used_.clear();
+    sparse_.clear();
+  }
+  void bind(std::uint64_t relative, std::uint64_t concrete) {
+    if (relative >= kDense) {
+      sparse_[relative] = concrete;
+      return;
+    }
+    grow(relative);
+    if (!set_[relative]) used_.push_back(relative);
+    set_[relative] = true;
+    concrete_[relative] = concrete;
+  }
+  // The concrete id of `relative`, bound to `fresh()` the first time it is seen.
+  template <class Fresh>
+  std::uint64_t get(std::uint64_t relative, Fresh fresh) {
+    if (relative >= kDense) {
+      auto [it, inserted] = sparse_.try_emplace(relative, 0);
+      if (inserted) it->second = fresh();
+      return it->second;
+    }
+    grow(relative);
+    if (!set_[relative]) bind(relative, fresh());
+    return concrete_[relative];
+  }
+
+ private:
+  void grow(std::uint64_t relative) {
+    if (relative < set_.size()) return;
+    set_.resize(relative + 1, false);
+    concrete_.resize(relative + 1, 0);
+  }
+  std::vector<bool> set_;
+  std::vector<std::uint64_t> concrete_;
+  std::vector<std::uint64_t> used_;
+  std::unordered_map<std::uint64_t, std::uint64_t> sparse_;
+};
+
 class Binder final : public ir::OpVisitor {
  public:
-  Binder(const ir::GraphBindings& b, std::unordered_map<std::uint64_t, std::uint64_t>& table,
-         IntermediateIds& ids)
+  Binder(const ir::GraphBindings& b, IdTable& table, IntermediateIds& ids)
       : b_(b), table_(table), ids_(ids) {}
 
   void tensor(ir::TensorIr& t, bool) override {
-    auto [it, inserted] = table_.try_emplace(t.id.value, 0);
-    if (inserted) it->second = ids_.next();
-    t.id.value = it->second;
+    t.id.value = table_.get(t.id.value, [this] { return ids_.next(); });
     for (auto& d : t.shape.dims)
       if (d < b_.shapes.size()) d = b_.shapes[d];
   }
@@ -32,7 +76,7 @@ class Binder final : public ir::OpVisitor {
 
  private:
   const ir::GraphBindings& b_;
-  std::unordered_map<std::uint64_t, std::uint64_t>& table_;
+  IdTable& table_;
   IntermediateIds& ids_;
 };
 
@@ -41,9 +85,9 @@ class Binder final : public ir::OpVisitor {
 void for_each_bound_op(const std::vector<ir::OperationIr>& relative,
                        const ir::GraphBindings& bindings, IntermediateIds& ids,
                        const std::function<void(const ir::OperationIr&)>& each) {
-  std::unordered_map<std::uint64_t, std::uint64_t> table;
-  table.reserve(bindings.tensors.size() * 2 + 8);
-  for (const auto& b : bindings.tensors) table[b.relative.value] = b.concrete.value;
+  thread_local IdTable table;
+  table.reset();
+  for (const auto& b : bindings.tensors) table.bind(b.relative.value, b.concrete.value);
   Binder binder(bindings, table, ids);
   ir::OperationIr scratch;
   for (const auto& op : relative) {

@@ -96,3 +96,38 @@ TEST(GraphCache, IsBoundedOldestFirst) {
 
 }  // namespace
 }  // namespace tb::bridge
+
+namespace tb::bridge {
+namespace {
+
+using namespace tb::ir;
+
+// The id table is reused from replay to replay (graph.cpp): nothing bound in one replay may leak
+// into the next, and relative ids far beyond what Burn sends (a hostile client) bind as well.
+TEST(GraphBinding, NothingLeaksFromOneReplayToTheNextAndHugeRelativeIdsBind) {
+  IntermediateIds ids;
+  GraphBindings bound_input;
+  bound_input.tensors = {{TensorId{0}, TensorId{100}}};
+  EXPECT_EQ(bind_graph(relative_graph(), bound_input, ids)[0].as<UnaryOpIr>().input.id.value, 100u);
+  const auto next = bind_graph(relative_graph(), GraphBindings{}, ids);
+  EXPECT_NE(next[0].as<UnaryOpIr>().input.id.value >> 63, 0u)
+      << "relative #0 is unbound here: a fresh intermediate, not the last replay's #100";
+
+  for (const std::uint64_t huge :
+       {std::uint64_t{1} << 16, std::uint64_t{1} << 40, ~std::uint64_t{0}}) {
+    const std::vector<OperationIr> graph = {
+        make_op<OpKind::Float_Exp>(UnaryOpIr{rel(huge, {1}), rel(huge - 1, {1})}, DTypeKind::F32),
+        make_op<OpKind::Float_Exp>(UnaryOpIr{rel(huge - 1, {1}), rel(huge, {1})}, DTypeKind::F32),
+    };
+    GraphBindings b;
+    b.tensors = {{TensorId{huge}, TensorId{7}}};
+    const auto out = bind_graph(graph, b, ids);
+    EXPECT_EQ(out[0].as<UnaryOpIr>().input.id.value, 7u) << huge;
+    EXPECT_EQ(out[1].as<UnaryOpIr>().out.id.value, 7u) << huge;
+    EXPECT_EQ(out[0].as<UnaryOpIr>().out.id, out[1].as<UnaryOpIr>().input.id) << huge;
+    EXPECT_NE(out[0].as<UnaryOpIr>().out.id.value >> 63, 0u) << huge;
+  }
+}
+
+}  // namespace
+}  // namespace tb::bridge

@@ -62,9 +62,10 @@ bool ElementwiseRun::operand(const ir::TensorIr& t, bool is_bool, const HandleTa
     return false;
   }
   if (!same_dims(t.shape.dims, sizes_)) return false;
-  if (const auto it = pending_.find(t.id.value); it != pending_.end()) {
-    if (ops_[it->second].bool_out != is_bool) return false;
-    out.value = it->second;
+  if (const std::ptrdiff_t at = find_pending(t.id.value); at >= 0) {
+    const std::int32_t index = pending_[static_cast<std::size_t>(at)].second;
+    if (ops_[index].bool_out != is_bool) return false;
+    out.value = index;
     return true;
   }
   if (std::find(consumed_.begin(), consumed_.end(), t.id.value) != consumed_.end()) return false;
@@ -175,7 +176,7 @@ bool ElementwiseRun::try_add(const ir::OperationIr& op, const HandleTable& handl
   }
   if (static_cast<std::int64_t>(pending_.size() + 1) * numel_ * 4 > kMaxLiveBytes) return false;
   const std::uint64_t out_id = out->id.value;
-  if (handles.find(out_id) != handles.end() || pending_.count(out_id) ||
+  if (handles.find(out_id) != handles.end() || find_pending(out_id) >= 0 ||
       std::find(consumed_.begin(), consumed_.end(), out_id) != consumed_.end()) {
     return false;
   }
@@ -191,14 +192,18 @@ bool ElementwiseRun::try_add(const ir::OperationIr& op, const HandleTable& handl
     if (operand.value >= 0) ops_[operand.value].last_use = index;
     if (t->status != ir::TensorStatus::ReadWrite) continue;
     if (operand.value >= 0) {
-      if (pending_.erase(t->id.value)) pending_bytes_ -= result_bytes(ops_[operand.value]);
+      if (const std::ptrdiff_t at = find_pending(t->id.value); at >= 0) {
+        pending_[static_cast<std::size_t>(at)] = pending_.back();
+        pending_.pop_back();
+        pending_bytes_ -= result_bytes(ops_[operand.value]);
+      }
     } else if (std::find(consumed_.begin(), consumed_.end(), t->id.value) == consumed_.end()) {
       consumed_.push_back(t->id.value);
       consumed_bytes_ += handles.find(t->id.value)->second.bytes();
     }
   }
   ops_.push_back(o);
-  pending_[out_id] = index;
+  pending_.emplace_back(out_id, index);
   pending_bytes_ += result_bytes(o);
   return true;
 }
@@ -207,6 +212,13 @@ std::vector<std::uint64_t> ElementwiseRun::outputs() const {
   std::vector<std::uint64_t> ids;
   for (const auto& [id, index] : pending_) ids.push_back(id);
   return ids;
+}
+
+std::ptrdiff_t ElementwiseRun::find_pending(std::uint64_t id) const {
+  for (std::size_t i = pending_.size(); i-- > 0;) {
+    if (pending_[i].first == id) return static_cast<std::ptrdiff_t>(i);
+  }
+  return -1;
 }
 
 std::uint64_t ElementwiseRun::result_bytes(const Op& op) const {

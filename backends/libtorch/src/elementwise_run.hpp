@@ -13,7 +13,7 @@
 #pragma once
 
 #include <cstdint>
-#include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "handle_table.hpp"
@@ -71,11 +71,16 @@ class ElementwiseRun {
 
   bool operand(const ir::TensorIr& t, bool is_bool, const HandleTable& handles, Operand& out);
   std::uint64_t result_bytes(const Op& op) const;
+  // The position of `id` in pending_, or -1.
+  std::ptrdiff_t find_pending(std::uint64_t id) const;
 
   std::vector<Op> ops_;
   std::vector<std::int64_t> sizes_;  // the run's shape
   std::int64_t numel_ = 0;
-  std::unordered_map<std::uint64_t, std::int32_t> pending_;  // out id -> op index, while live
+  // Live results: (out id, op index). A flat list searched from its end, where a chain's next
+  // input is: a hash map's node allocation per op was most of the deferral's cost, and a run
+  // holds at most kMaxOps entries.
+  std::vector<std::pair<std::uint64_t, std::int32_t>> pending_;
   std::vector<std::uint64_t> consumed_;                      // stored inputs read ReadWrite
   std::uint64_t pending_bytes_ = 0;                          // of the results in pending_
   std::uint64_t consumed_bytes_ = 0;                         // of the inputs in consumed_
