@@ -128,6 +128,15 @@ int serve(const ServeArgs& args) {
   spdlog::set_level(spdlog::level::from_str(args.log_level));
   if (restart_failed) spdlog::warn("{}", *restart_failed);
   const auto threads = tb::backend::libtorch::apply_thread_policy(args.threads);
+  // Measured on 2 cores (docs/benchmarks.md, thread policy): with the clients on the host's own
+  // cores, a thread per CPU made every workload but the MLP slower than 1 thread.
+  if (const unsigned cpus = std::thread::hardware_concurrency();
+      args.threads > 1 && cpus > 0 && static_cast<unsigned>(args.threads) >= cpus) {
+    spdlog::warn(
+        "--threads {} on a machine with {} CPUs: the network threads and any client on this "
+        "machine compete with ATen's threads for them; fewer threads than CPUs measured faster",
+        args.threads, cpus);
+  }
 
   tb::bridge::HostOptions options;
   options.host = args.host;
