@@ -13,10 +13,18 @@ namespace {
 class IdTable {
  public:
   static constexpr std::uint64_t kDense = 1 << 16;
+  // What a thread keeps between replays: graphs of Burn's clients stay far below it. A larger
+  // table (a hostile graph's ids, up to kDense: about 0.5 MiB) is let go after its replay.
+  static constexpr std::size_t kKept = 4096;
   void reset() {
-    for (const std::uint64_t r : used_) set_[r] = false;
+    if (set_.size() > kKept) {
+      set_ = {};
+      concrete_ = {};
+    } else {
+      for (const std::uint64_t r : used_) set_[r] = false;
+    }
     used_.clear();
-    sparse_.clear();
+    sparse_ = {};
   }
   void bind(std::uint64_t relative, std::uint64_t concrete) {
     if (relative >= kDense) {

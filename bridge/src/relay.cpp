@@ -18,8 +18,6 @@ namespace http = beast::http;
 namespace websocket = beast::websocket;
 using tcp = net::ip::tcp;
 
-namespace {}  // namespace
-
 std::string federation_scope(std::string_view scope) {
   unsigned char digest[SHA256_DIGEST_LENGTH];
   SHA256(reinterpret_cast<const unsigned char*>(scope.data()), scope.size(), digest);

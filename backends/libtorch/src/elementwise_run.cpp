@@ -199,7 +199,8 @@ bool ElementwiseRun::try_add(const ir::OperationIr& op, const HandleTable& handl
       }
     } else if (std::find(consumed_.begin(), consumed_.end(), t->id.value) == consumed_.end()) {
       consumed_.push_back(t->id.value);
-      consumed_bytes_ += handles.find(t->id.value)->second.bytes();
+      // A stored operand is a plain contiguous f32 or bool tensor of the run's shape.
+      consumed_bytes_ += static_cast<std::uint64_t>(numel_) * (t->dtype.is_bool() ? 1 : 4);
     }
   }
   ops_.push_back(o);

@@ -311,27 +311,26 @@ std::vector<Tensor> custom(const Device& device, std::string id, std::vector<Ten
 template <class T>
 Result<std::vector<T>> Tensor::data_to_vector(const ir::TensorData& data) {
   const std::uint64_t n = ir::num_elements(data.shape);
-  if constexpr (!std::is_same_v<T, bool>) {
-    TB_TRY(check_element(data, ElementDType<T>::kKind, sizeof(T)));
-    // Copied once, never zeroed first: for a download of hundreds of MiB the zeroing cost as much
-    // as the copy. The received payload is aligned for T where it is large (MessageBuffer).
-    const auto* p = reinterpret_cast<const T*>(data.bytes.data());
-    if (reinterpret_cast<std::uintptr_t>(p) % alignof(T) == 0) return std::vector<T>(p, p + n);
-  }
-  std::vector<T> out(n);
   if constexpr (std::is_same_v<T, bool>) {
     TB_TRY(check_element(data, ir::DTypeKind::Bool, 0));
+    std::vector<T> out(n);
     const std::size_t width = data.dtype.bool_store == ir::BoolStore::U32 ? 4 : 1;
     for (std::uint64_t i = 0; i < n; ++i) {
       bool v = false;
       for (std::size_t b = 0; b < width; ++b) v = v || data.bytes.data()[i * width + b] != 0;
       out[i] = v;
     }
+    return out;
   } else {
     TB_TRY(check_element(data, ElementDType<T>::kKind, sizeof(T)));
+    // Copied once, never zeroed first: for a download of hundreds of MiB the zeroing cost as much
+    // as the copy. The received payload is aligned for T where it is large (MessageBuffer).
+    const auto* p = reinterpret_cast<const T*>(data.bytes.data());
+    if (reinterpret_cast<std::uintptr_t>(p) % alignof(T) == 0) return std::vector<T>(p, p + n);
+    std::vector<T> out(n);
     if (n) std::memcpy(out.data(), data.bytes.data(), n * sizeof(T));
+    return out;
   }
-  return out;
 }
 
 template <class T>
