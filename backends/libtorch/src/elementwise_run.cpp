@@ -25,6 +25,8 @@ constexpr std::int64_t kMaxLiveBytes = 16 << 20;
 // 100,000-op graph consuming as many stored inputs, ~5e9 comparisons. Fused graphs from Burn's
 // client hold tens of ops.
 constexpr std::size_t kMaxOps = 1024;
+// Scratch floats kept from one run to the next (64 slots of a full block, 256 KiB).
+constexpr std::size_t kKeepScratch = 64 * kBlock;
 
 bool same_dims(const ir::Dims& dims, const std::vector<std::int64_t>& sizes) {
   if (dims.size() != sizes.size()) return false;
@@ -44,15 +46,53 @@ bool f32_scalar(const ir::ScalarIr& s, float& out) {
   return true;
 }
 
-// An operand's base pointer, and whether it moves with the block (a tensor) or not (a slot).
-struct Ptr {
-  void* base = nullptr;
-  bool moves = false;
-  template <class T>
-  T* at(std::int64_t start) const {
-    return reinterpret_cast<T*>(static_cast<char*>(base) + (moves ? start * sizeof(T) : 0));
-  }
+// The second operand of a binary op: a tensor's elements, or one scalar for all.
+struct Scalar {
+  float v;
+  float operator[](std::int64_t) const { return v; }
 };
+
+template <class Fn, class B>
+void arith(Fn fn, const float* a, B b, std::int64_t len, float* y) {
+  switch (fn) {
+    case Fn::kAdd:
+      for (std::int64_t k = 0; k < len; ++k) y[k] = a[k] + b[k];
+      break;
+    case Fn::kSub:
+      for (std::int64_t k = 0; k < len; ++k) y[k] = a[k] - b[k];
+      break;
+    case Fn::kMul:
+      for (std::int64_t k = 0; k < len; ++k) y[k] = a[k] * b[k];
+      break;
+    default:  // kDiv
+      for (std::int64_t k = 0; k < len; ++k) y[k] = a[k] / b[k];
+      break;
+  }
+}
+
+template <class Fn, class B>
+void compare(Fn fn, const float* a, B b, std::int64_t len, bool* y) {
+  switch (fn) {
+    case Fn::kLower:
+      for (std::int64_t k = 0; k < len; ++k) y[k] = a[k] < b[k];
+      break;
+    case Fn::kLowerEqual:
+      for (std::int64_t k = 0; k < len; ++k) y[k] = a[k] <= b[k];
+      break;
+    case Fn::kGreater:
+      for (std::int64_t k = 0; k < len; ++k) y[k] = a[k] > b[k];
+      break;
+    case Fn::kGreaterEqual:
+      for (std::int64_t k = 0; k < len; ++k) y[k] = a[k] >= b[k];
+      break;
+    case Fn::kEqual:
+      for (std::int64_t k = 0; k < len; ++k) y[k] = a[k] == b[k];
+      break;
+    default:  // kNotEqual
+      for (std::int64_t k = 0; k < len; ++k) y[k] = a[k] != b[k];
+      break;
+  }
+}
 
 }  // namespace
 
@@ -88,6 +128,13 @@ bool ElementwiseRun::try_add(const ir::OperationIr& op, const HandleTable& handl
   const ir::TensorIr* b = nullptr;
   const ir::TensorIr* mask = nullptr;
   const ir::TensorIr* out = nullptr;
+  const auto unary = [&](Fn fn) {
+    const auto& p = op.as<ir::UnaryOpIr>();
+    o.fn = fn;
+    a = &p.input;
+    out = &p.out;
+    return true;
+  };
   const auto binary = [&](Fn fn) {
     const auto& p = op.as<ir::BinaryOpIr>();
     o.fn = fn;
@@ -129,6 +176,33 @@ bool ElementwiseRun::try_add(const ir::OperationIr& op, const HandleTable& handl
     case OpKind::NumericFloat_DivScalar:
       known = scalar(Fn::kDiv);
       break;
+    case OpKind::NumericFloat_Neg:
+      known = unary(Fn::kNeg);
+      break;
+    case OpKind::NumericFloat_Abs:
+      known = unary(Fn::kAbs);
+      break;
+    case OpKind::Activation_Relu:
+      known = unary(Fn::kRelu);
+      break;
+    case OpKind::NumericFloat_Lower:
+      known = binary(Fn::kLower);
+      break;
+    case OpKind::NumericFloat_LowerEqual:
+      known = binary(Fn::kLowerEqual);
+      break;
+    case OpKind::NumericFloat_Greater:
+      known = binary(Fn::kGreater);
+      break;
+    case OpKind::NumericFloat_GreaterEqual:
+      known = binary(Fn::kGreaterEqual);
+      break;
+    case OpKind::BaseFloat_Equal:
+      known = binary(Fn::kEqual);
+      break;
+    case OpKind::BaseFloat_NotEqual:
+      known = binary(Fn::kNotEqual);
+      break;
     case OpKind::NumericFloat_LowerElem:
       known = scalar(Fn::kLower);
       break;
@@ -141,14 +215,12 @@ bool ElementwiseRun::try_add(const ir::OperationIr& op, const HandleTable& handl
     case OpKind::NumericFloat_GreaterEqualElem:
       known = scalar(Fn::kGreaterEqual);
       break;
-    case OpKind::Activation_Relu: {
-      const auto& p = op.as<ir::UnaryOpIr>();
-      o.fn = Fn::kRelu;
-      a = &p.input;
-      out = &p.out;
-      known = true;
+    case OpKind::BaseFloat_EqualElem:
+      known = scalar(Fn::kEqual);
       break;
-    }
+    case OpKind::BaseFloat_NotEqualElem:
+      known = scalar(Fn::kNotEqual);
+      break;
     case OpKind::BaseFloat_MaskFill: {
       const auto& p = op.as<ir::MaskFillOpIr>();
       o.fn = Fn::kMaskFill;
@@ -158,12 +230,34 @@ bool ElementwiseRun::try_add(const ir::OperationIr& op, const HandleTable& handl
       known = f32_scalar(p.value, o.scalar);
       break;
     }
+    case OpKind::BaseFloat_MaskWhere: {
+      const auto& p = op.as<ir::MaskWhereOpIr>();
+      o.fn = Fn::kMaskWhere;
+      a = &p.tensor;
+      b = &p.value;
+      mask = &p.mask;
+      out = &p.out;
+      known = true;
+      break;
+    }
+    case OpKind::Bool_Not:
+      known = unary(Fn::kNot);
+      break;
+    case OpKind::Bool_And:
+      known = binary(Fn::kAnd);
+      break;
+    case OpKind::Bool_Or:
+      known = binary(Fn::kOr);
+      break;
+    case OpKind::Bool_Xor:
+      known = binary(Fn::kXor);
+      break;
     default:
       return false;
   }
   if (!known) return false;
-  o.bool_out = o.fn == Fn::kLower || o.fn == Fn::kLowerEqual || o.fn == Fn::kGreater ||
-               o.fn == Fn::kGreaterEqual;
+  o.bool_in = o.fn >= Fn::kNot;
+  o.bool_out = o.fn >= Fn::kLower;
   if (ir::category_has_dtype(op.category()) && op.dtype.kind != ir::DTypeKind::F32) return false;
   if (o.bool_out ? !out->dtype.is_bool() : out->dtype.kind != ir::DTypeKind::F32) return false;
 
@@ -180,8 +274,8 @@ bool ElementwiseRun::try_add(const ir::OperationIr& op, const HandleTable& handl
       std::find(consumed_.begin(), consumed_.end(), out_id) != consumed_.end()) {
     return false;
   }
-  if (!operand(*a, false, handles, o.a)) return false;
-  if (b && !operand(*b, false, handles, o.b)) return false;
+  if (!operand(*a, o.bool_in, handles, o.a)) return false;
+  if (b && !operand(*b, o.bool_in, handles, o.b)) return false;
   if (mask && !operand(*mask, true, handles, o.mask)) return false;
 
   // Accepted: record the reads, then what the op consumes (ReadWrite: the input's last use).
@@ -227,6 +321,7 @@ std::uint64_t ElementwiseRun::result_bytes(const Op& op) const {
 }
 
 void ElementwiseRun::clear() {
+  stored_.clear();
   pending_bytes_ = 0;
   consumed_bytes_ = 0;
   ops_.clear();
@@ -241,127 +336,135 @@ void ElementwiseRun::flush(HandleTable& handles) {
   const std::size_t n = ops_.size();
   for (const auto& [id, index] : pending_) ops_[index].stored = true;
 
-  // Where each result lives: its own tensor when stored, else a scratch slot of one block, reused
-  // once its last reader has run.
-  std::vector<at::Tensor> stored(n);
-  std::vector<std::int32_t> slot(n, -1);
-  std::vector<std::int32_t> free_slots;
+  // Where each result lives: its own tensor when stored, else a scratch slot of one block (of the
+  // run's size where that is smaller), reused once its last reader has run.
+  stored_.clear();
+  stored_.resize(n);
+  slot_.assign(n, -1);
+  free_slots_.clear();
   std::int32_t slots = 0;
   for (std::size_t i = 0; i < n; ++i) {
     Op& o = ops_[i];
     // The result's place is taken before the inputs' are given back: a result never shares a
     // slot with an input (a bool and a float element differ in width).
     if (o.stored) {
-      stored[i] = at::empty(sizes_, o.bool_out ? at::kBool : at::kFloat);
-    } else if (!free_slots.empty()) {
-      slot[i] = free_slots.back();
-      free_slots.pop_back();
+      stored_[i] = at::empty(sizes_, o.bool_out ? at::kBool : at::kFloat);
+    } else if (!free_slots_.empty()) {
+      slot_[i] = free_slots_.back();
+      free_slots_.pop_back();
     } else {
-      slot[i] = slots++;
+      slot_[i] = slots++;
     }
     for (const Operand* in : {&o.a, &o.b, &o.mask}) {
       if (in->value >= 0 && !ops_[in->value].stored && ops_[in->value].last_use == int(i) &&
-          std::find(free_slots.begin(), free_slots.end(), slot[in->value]) == free_slots.end()) {
-        free_slots.push_back(slot[in->value]);
+          std::find(free_slots_.begin(), free_slots_.end(), slot_[in->value]) ==
+              free_slots_.end()) {
+        free_slots_.push_back(slot_[in->value]);
       }
     }
-    if (!o.stored && o.last_use < 0) free_slots.push_back(slot[i]);  // never read: dead at once
+    if (!o.stored && o.last_use < 0) free_slots_.push_back(slot_[i]);  // never read: dead at once
   }
-  // One block of 4-byte elements per slot (a bool result uses the first quarter).
-  std::vector<float> scratch(static_cast<std::size_t>(slots) * kBlock);
+  // One block of 4-byte elements per slot (a bool result uses the first quarter), 64-byte
+  // multiples. Never read before it is written: its old contents do not matter.
+  const std::size_t stride = static_cast<std::size_t>((std::min(kBlock, numel_) + 15) / 16 * 16);
+  if (scratch_.size() < static_cast<std::size_t>(slots) * stride) {
+    scratch_.resize(static_cast<std::size_t>(slots) * stride);
+  }
 
   const auto where_result = [&](std::int32_t v) {
-    if (ops_[v].stored) return Ptr{stored[v].data_ptr(), true};
-    return Ptr{scratch.data() + static_cast<std::size_t>(slot[v]) * kBlock, false};
+    if (ops_[v].stored) return Place{stored_[v].data_ptr(), true};
+    return Place{scratch_.data() + static_cast<std::size_t>(slot_[v]) * stride, false};
   };
   const auto where = [&](const Operand& o) {
-    if (o.tensor != nullptr) return Ptr{o.tensor->data_ptr(), true};
+    if (o.tensor != nullptr) return Place{o.tensor->data_ptr(), true};
     if (o.value >= 0) return where_result(o.value);
-    return Ptr{};
+    return Place{};
   };
-  struct Bound {
-    Ptr a, b, mask, out;
-  };
-  std::vector<Bound> bound(n);
+  bound_.resize(n);
   for (std::size_t i = 0; i < n; ++i) {
-    bound[i] = {where(ops_[i].a), where(ops_[i].b), where(ops_[i].mask),
-                where_result(static_cast<std::int32_t>(i))};
+    bound_[i] = {where(ops_[i].a), where(ops_[i].b), where(ops_[i].mask),
+                 where_result(static_cast<std::int32_t>(i))};
   }
 
   for (std::int64_t start = 0; start < numel_; start += kBlock) {
     const std::int64_t len = std::min(kBlock, numel_ - start);
     for (std::size_t i = 0; i < n; ++i) {
       const Op& o = ops_[i];
-      const Bound& p = bound[i];
-      const float* a = p.a.at<const float>(start);
-      const float s = o.scalar;
-      if (o.bool_out) {
-        // IEEE comparisons, as ATen's: false for NaN.
+      const Bound& p = bound_[i];
+      const bool has_b = o.b.tensor != nullptr || o.b.value >= 0;
+      if (o.bool_in) {
+        const bool* a = p.a.at<const bool>(start);
+        const bool* b = has_b ? p.b.at<const bool>(start) : nullptr;
         bool* y = p.out.at<bool>(start);
         switch (o.fn) {
-          case Fn::kLower:
-            for (std::int64_t k = 0; k < len; ++k) y[k] = a[k] < s;
+          case Fn::kNot:
+            for (std::int64_t k = 0; k < len; ++k) y[k] = !a[k];
             break;
-          case Fn::kLowerEqual:
-            for (std::int64_t k = 0; k < len; ++k) y[k] = a[k] <= s;
+          case Fn::kAnd:
+            for (std::int64_t k = 0; k < len; ++k) y[k] = a[k] && b[k];
             break;
-          case Fn::kGreater:
-            for (std::int64_t k = 0; k < len; ++k) y[k] = a[k] > s;
+          case Fn::kOr:
+            for (std::int64_t k = 0; k < len; ++k) y[k] = a[k] || b[k];
             break;
-          default:
-            for (std::int64_t k = 0; k < len; ++k) y[k] = a[k] >= s;
+          default:  // kXor
+            for (std::int64_t k = 0; k < len; ++k) y[k] = a[k] != b[k];
             break;
         }
         continue;
       }
+      const float* a = p.a.at<const float>(start);
+      if (o.bool_out) {
+        // IEEE comparisons, as ATen's: false for NaN, except not-equal.
+        bool* y = p.out.at<bool>(start);
+        if (has_b) {
+          compare(o.fn, a, p.b.at<const float>(start), len, y);
+        } else {
+          compare(o.fn, a, Scalar{o.scalar}, len, y);
+        }
+        continue;
+      }
       float* y = p.out.at<float>(start);
-      if (o.fn == Fn::kRelu) {
-        // ATen's threshold(x, 0, 0), the relu lowering: -0 becomes +0, NaN passes.
-        for (std::int64_t k = 0; k < len; ++k) y[k] = a[k] <= 0.0f ? 0.0f : a[k];
-        continue;
-      }
-      if (o.fn == Fn::kMaskFill) {
-        const bool* m = p.mask.at<const bool>(start);
-        for (std::int64_t k = 0; k < len; ++k) y[k] = m[k] ? s : a[k];
-        continue;
-      }
-      const float* b = o.b.tensor || o.b.value >= 0 ? p.b.at<const float>(start) : nullptr;
+      const float s = o.scalar;
       switch (o.fn) {
-        case Fn::kAdd:
-          if (b)
-            for (std::int64_t k = 0; k < len; ++k) y[k] = a[k] + b[k];
-          else
-            for (std::int64_t k = 0; k < len; ++k) y[k] = a[k] + s;
-          break;
-        case Fn::kSub:
-          if (b)
-            for (std::int64_t k = 0; k < len; ++k) y[k] = a[k] - b[k];
-          else
-            for (std::int64_t k = 0; k < len; ++k) y[k] = a[k] - s;
-          break;
-        case Fn::kMul:
-          if (b)
-            for (std::int64_t k = 0; k < len; ++k) y[k] = a[k] * b[k];
-          else
-            for (std::int64_t k = 0; k < len; ++k) y[k] = a[k] * s;
-          break;
-        case Fn::kDiv:
-          if (b)
-            for (std::int64_t k = 0; k < len; ++k) y[k] = a[k] / b[k];
-          else
-            for (std::int64_t k = 0; k < len; ++k) y[k] = a[k] / s;
-          break;
+        case Fn::kRelu:
+          // ATen's threshold(x, 0, 0), the relu lowering: -0 becomes +0, NaN passes.
+          for (std::int64_t k = 0; k < len; ++k) y[k] = a[k] <= 0.0f ? 0.0f : a[k];
+          continue;
+        case Fn::kNeg:
+          for (std::int64_t k = 0; k < len; ++k) y[k] = -a[k];
+          continue;
+        case Fn::kAbs:
+          for (std::int64_t k = 0; k < len; ++k) y[k] = std::fabs(a[k]);
+          continue;
+        case Fn::kMaskFill: {
+          const bool* m = p.mask.at<const bool>(start);
+          for (std::int64_t k = 0; k < len; ++k) y[k] = m[k] ? s : a[k];
+          continue;
+        }
+        case Fn::kMaskWhere: {
+          const bool* m = p.mask.at<const bool>(start);
+          const float* v = p.b.at<const float>(start);
+          for (std::int64_t k = 0; k < len; ++k) y[k] = m[k] ? v[k] : a[k];
+          continue;
+        }
         default:
           break;
+      }
+      if (has_b) {
+        arith(o.fn, a, p.b.at<const float>(start), len, y);
+      } else {
+        arith(o.fn, a, Scalar{s}, len, y);
       }
     }
   }
 
   for (std::size_t i = 0; i < n; ++i) {
-    if (ops_[i].stored) handles.set(ops_[i].out_id, Handle{std::move(stored[i])});
+    if (ops_[i].stored) handles.set(ops_[i].out_id, Handle{std::move(stored_[i])});
   }
   for (const std::uint64_t id : consumed_) handles.erase(id);
   clear();
+  // A long run's scratch (up to kMaxOps blocks, 4 MiB) is not kept for the session's lifetime.
+  if (scratch_.capacity() > kKeepScratch) std::vector<float>().swap(scratch_);
 }
 
 }  // namespace tb::backend::libtorch

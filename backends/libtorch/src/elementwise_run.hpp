@@ -6,10 +6,13 @@
 // the ops this class accepts, whichever way they come, and evaluates the whole run block by block
 // when anything else reaches it (another op, a read, a sync, a transfer): every op over one block
 // of elements while it is in cache, intermediates consumed within the run never materialised.
-// Only ops whose results are bit for bit those of their lowerings are accepted (f32 add, sub, mul
-// and div, with a tensor or a scalar; comparisons with a scalar and the mask fill, which make ReLU
-// as the fusion client sends it; relu itself), on contiguous CPU tensors of the run's one shape.
-// Anything else ends the run: it is evaluated, then the op runs as usual.
+// Only ops whose results are bit for bit those of their lowerings are accepted, on contiguous CPU
+// tensors of the run's one shape: f32 add, sub, mul and div (with a tensor or a scalar), neg, abs
+// and relu; comparisons (with a tensor or a scalar), the mask fill and the masked choice (which
+// make ReLU as the fusion client sends it, and Burn's decompositions such as CTC loss's
+// log-sum-exp); not, and, or and xor of bools. Transcendental functions stay out: ATen's
+// vectorised exp or log is not bit for bit the C library's. Anything else ends the run: it is
+// evaluated, then the op runs as usual.
 #pragma once
 
 #include <cstdint>
@@ -43,16 +46,28 @@ class ElementwiseRun {
 
  private:
   enum class Fn : std::uint8_t {
+    // f32 in, f32 out (b: a tensor, or the scalar where there is none)
     kAdd,
     kSub,
     kMul,
     kDiv,
+    kNeg,
+    kAbs,
+    kRelu,
+    kMaskFill,   // mask ? scalar : a
+    kMaskWhere,  // mask ? b : a
+    // f32 in, bool out (b: a tensor, or the scalar)
     kLower,
     kLowerEqual,
     kGreater,
-    kGreaterEqual,  // against a scalar: bool results
-    kMaskFill,
-    kRelu,
+    kGreaterEqual,
+    kEqual,
+    kNotEqual,
+    // bool in, bool out
+    kNot,
+    kAnd,
+    kOr,
+    kXor,
   };
   // An operand: a tensor of the handle table, a pending op's result, or nothing.
   struct Operand {
@@ -63,10 +78,25 @@ class ElementwiseRun {
     Fn fn;
     Operand a, b, mask;
     float scalar = 0;  // the scalar operand, or the fill value
+    bool bool_in = false;  // a and b are bool
     bool bool_out = false;
     std::uint64_t out_id;
     std::int32_t last_use = -1;  // the last op reading this result (-1: none in the run)
     bool stored = false;         // referenced after the run: materialised in a tensor
+  };
+
+  // Where an operand is during flush: its base pointer, and whether it moves with the block (a
+  // tensor) or not (a scratch slot of one block).
+  struct Place {
+    void* base = nullptr;
+    bool moves = false;
+    template <class T>
+    T* at(std::int64_t start) const {
+      return reinterpret_cast<T*>(static_cast<char*>(base) + (moves ? start * sizeof(T) : 0));
+    }
+  };
+  struct Bound {
+    Place a, b, mask, out;
   };
 
   bool operand(const ir::TensorIr& t, bool is_bool, const HandleTable& handles, Operand& out);
@@ -84,6 +114,12 @@ class ElementwiseRun {
   std::vector<std::uint64_t> consumed_;                      // stored inputs read ReadWrite
   std::uint64_t pending_bytes_ = 0;                          // of the results in pending_
   std::uint64_t consumed_bytes_ = 0;                         // of the inputs in consumed_
+  // flush's working space, kept with its capacity from one run to the next: a run of a few ops on
+  // small tensors (Burn's CTC loop) was mostly this bookkeeping, allocated and zeroed each time.
+  std::vector<at::Tensor> stored_;
+  std::vector<std::int32_t> slot_, free_slots_;
+  std::vector<float> scratch_;
+  std::vector<Bound> bound_;
 };
 
 }  // namespace tb::backend::libtorch

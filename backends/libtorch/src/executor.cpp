@@ -201,6 +201,8 @@ Result<ir::TensorData> LibTorchExecutor::read_tensor(const ir::TensorIr& t) {
 
 void LibTorchExecutor::flush_run() {
   if (run_.empty()) return;
+  const auto started = profile_ ? OpProfile::Clock::now() : OpProfile::Clock::time_point();
+  const std::size_t ops = run_.size();
   const Status ran = aten_guard("running a graph's element-wise ops", [&] {
     run_.flush(handles_);
     return ok();
@@ -210,11 +212,25 @@ void LibTorchExecutor::flush_run() {
     for (const std::uint64_t id : run_.outputs()) poison(id, failure);
     run_.clear();
   }
+  if (profile_) profile_->flush(OpProfile::Clock::now() - started, ops);
+}
+
+Status LibTorchExecutor::execute(const ir::OperationIr& op) {
+  if (!profile_) return execute_op(op);
+  // A flush the op starts is counted as the runs' time, not the op's.
+  const auto started = OpProfile::Clock::now();
+  const OpProfile::Clock::duration flushed_before = profile_->flushed();
+  const Status s = execute_op(op);
+  // An op that does not join the run flushes it: a run is left only by one the op joined.
+  profile_->op(op.kind,
+               OpProfile::Clock::now() - started - (profile_->flushed() - flushed_before),
+               !run_.empty());
+  return s;
 }
 
 // An op runs in three steps: resolve its inputs, run its lowering (through the quantized rewrite
 // only when it touches a quantized tensor), commit its outputs or its failure.
-Status LibTorchExecutor::execute(const ir::OperationIr& op) {
+Status LibTorchExecutor::execute_op(const ir::OperationIr& op) {
   ++stats_.ops;
   if (fuse_ && run_.try_add(op, handles_)) return ok();
   if (!run_.empty()) {
@@ -276,9 +292,10 @@ Status LibTorchExecutor::run(Context& ctx, QuantRewrite* rewrite) {
       ctx.inputs.reserve(resolved.size());
       for (std::size_t i = 0; i < resolved.size(); ++i) {
         const Handle& h = *resolved[i];
-        const std::uint64_t id = scratch_->inputs[i]->id.value;
+        const ir::TensorIr& t = *scratch_->inputs[i];
+        const std::uint64_t id = t.id.value;
         if (!h.q) {
-          ctx.inputs.push_back({id, &h.tensor});
+          ctx.inputs.push_back({id, &h.tensor, t.status == ir::TensorStatus::ReadWrite});
         } else {  // only the dequantize lowering gets here with a quantized input
           ctx.inputs.push_back({id, &h.q->values});
           ctx.quantized_inputs.emplace_back(id, h.q.get());
@@ -320,6 +337,10 @@ Status LibTorchExecutor::commit(const ir::OperationIr& op, Context* ctx, const E
     return e;
   }
   for (auto& p : ctx->produced) {
+    if (ctx->handed_out() != nullptr && p.value.has_storage() &&
+        p.value.storage().unsafeGetStorageImpl() == ctx->handed_out()) {
+      ++stats_.in_place_updates;
+    }
     handles_.set(p.t->id.value, Handle{std::move(p.value), nullptr, nullptr, p.held});
   }
   const auto quantized = [](quant::QTensor value) {

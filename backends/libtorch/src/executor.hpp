@@ -12,6 +12,7 @@
 #include "elementwise_run.hpp"
 #include "failure_log.hpp"
 #include "handle_table.hpp"
+#include "op_profile.hpp"
 #include "quant.hpp"
 #include "torchbridge/backend/backend.hpp"
 #include "torchbridge/libtorch/libtorch.hpp"
@@ -102,6 +103,7 @@ class LibTorchExecutor final : public Executor {
   // missing one, with its failure in `inherited` where it is poisoned). run: binds them and runs
   // the lowering, through `rewrite` where the op touches a quantized tensor. commit: consumes the
   // ReadWrite inputs and stores the outputs of `ctx`, or poisons them with `error`.
+  Status execute_op(const ir::OperationIr& op);
   Status resolve(const ir::OperationIr& op, std::shared_ptr<FailureLog::Failure>& inherited);
   Status run(Context& ctx, QuantRewrite* rewrite);
   Status commit(const ir::OperationIr& op, Context* ctx, const Error* error,
@@ -128,6 +130,7 @@ class LibTorchExecutor final : public Executor {
   // Element-wise ops deferred to run as one (elementwise_run.hpp); every other entry point runs
   // them first.
   ElementwiseRun run_;
+  std::unique_ptr<OpProfile> profile_ = OpProfile::from_env();  // TB_OP_PROFILE
   bool fuse_;
 };
 

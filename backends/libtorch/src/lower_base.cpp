@@ -13,6 +13,7 @@
 // - Scalars (MaskFill, EqualElem) convert to the tensor's dtype the way Burn does: float scalars
 //   truncate toward zero for int tensors, then wrap like Rust `as`; bool is "non-zero".
 // - Empty creates zeros (never uninitialised memory).
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -65,9 +66,20 @@ Result<at::Tensor> checked_index(OpContext& ctx, const at::Tensor& indices, std:
                                  std::uint64_t dim) {
   at::Tensor idx = indices.scalar_type() == at::kLong ? indices : indices.to(at::kLong);
   if (idx.numel() == 0) return idx;
-  const at::Tensor range = at::stack({idx.min(), idx.max()}).cpu();
-  const std::int64_t lo = range[0].item<std::int64_t>();
-  const std::int64_t hi = range[1].item<std::int64_t>();
+  std::int64_t lo = 0, hi = 0;
+  if (idx.device().is_cpu()) {
+    // A loop over the values: the reductions, the stack and two item() calls cost more than the
+    // gather or scatter they guard (Burn's LU swaps rows with one of each per pivot).
+    const at::Tensor c = idx.contiguous();
+    const auto* p = c.data_ptr<std::int64_t>();
+    const auto [mn, mx] = std::minmax_element(p, p + c.numel());
+    lo = *mn;
+    hi = *mx;
+  } else {
+    const at::Tensor range = at::stack({idx.min(), idx.max()}).cpu();
+    lo = range[0].item<std::int64_t>();
+    hi = range[1].item<std::int64_t>();
+  }
   if (lo < 0 || hi >= size) {
     return ctx.invalid("index {} is out of bounds for dim {} of size {}", lo < 0 ? lo : hi, dim,
                        size);
@@ -78,9 +90,13 @@ Result<at::Tensor> checked_index(OpContext& ctx, const at::Tensor& indices, std:
 // ---- Update ops --------------------------------------------------------------------------------
 
 // `self` with `src` combined in at `index` along `dim` (torch.scatter layout), per `op`.
-// `dtype` is the declared dtype of self/src (decides bool and unsigned handling).
+// `dtype` is the declared dtype of self/src (decides bool and unsigned handling). `in_place`:
+// self is the op's exclusive input (OpContext::exclusive) and assignments, sums and products
+// update it rather than a copy.
 at::Tensor scatter_update(const at::Tensor& self, std::int64_t dim, const at::Tensor& index,
-                          const at::Tensor& src, IndexingUpdateOp op, const DType& dtype) {
+                          const at::Tensor& src, IndexingUpdateOp op, const DType& dtype,
+                          bool in_place) {
+  if (in_place && op == IndexingUpdateOp::Assign) return self.scatter_(dim, index, src);
   if (dtype.is_bool()) {
     if (op == IndexingUpdateOp::Assign) return self.scatter(dim, index, src);
     // OR (Add, Max) / AND (Mul, Min) as max / min over 0/1 in int32 (atomics exist everywhere).
@@ -93,9 +109,10 @@ at::Tensor scatter_update(const at::Tensor& self, std::int64_t dim, const at::Te
     case IndexingUpdateOp::Assign:
       return self.scatter(dim, index, src);
     case IndexingUpdateOp::Add:
-      return self.scatter_add(dim, index, src);
+      return in_place ? self.scatter_add_(dim, index, src) : self.scatter_add(dim, index, src);
     case IndexingUpdateOp::Mul:
-      return self.scatter_reduce(dim, index, src, "prod", true);
+      return in_place ? self.scatter_reduce_(dim, index, src, "prod", true)
+                      : self.scatter_reduce(dim, index, src, "prod", true);
     case IndexingUpdateOp::Min:
     case IndexingUpdateOp::Max: {
       const bool is_min = op == IndexingUpdateOp::Min;
@@ -137,11 +154,15 @@ Result<SliceView> slice_view(OpContext& ctx, const at::Tensor& t,
   if (ranges.size() > static_cast<std::size_t>(t.dim())) {
     return ctx.invalid("{} slice ranges for a tensor of rank {}", ranges.size(), t.dim());
   }
-  SliceView r{t, {}};
+  // One strided view for all dims (an at::slice per dim cost a dispatch each).
+  std::vector<std::int64_t> sizes = t.sizes().vec();
+  std::vector<std::int64_t> strides = t.strides().vec();
+  std::int64_t offset = t.storage_offset();
+  SliceView r;
   for (std::size_t d = 0; d < ranges.size(); ++d) {
     const auto& s = ranges[d];
     if (s.step == 0) return ctx.invalid("slice step of dim {} is 0", d);
-    const std::int64_t n = t.size(static_cast<std::int64_t>(d));
+    const std::int64_t n = sizes[d];
     auto norm = [n](std::int64_t i) {
       return i < 0 ? std::max<std::int64_t>(0, n + i) : std::min(i, n);
     };
@@ -149,17 +170,14 @@ Result<SliceView> slice_view(OpContext& ctx, const at::Tensor& t,
     const std::int64_t end = s.end ? norm(*s.end) : n;
     const std::int64_t k = s.step < 0 ? -s.step : s.step;
     const std::int64_t len = end > start ? (end - start + k - 1) / k : 0;
-    const auto dim = static_cast<std::int64_t>(d);
-    if (len == 0) {
-      r.view = r.view.slice(dim, start, start);
-    } else if (s.step > 0) {
-      r.view = r.view.slice(dim, start, end, k);
-    } else {
-      // end'-1, end'-1-k, ... : the same positions in ascending order, then reversed.
-      r.view = r.view.slice(dim, end - 1 - (len - 1) * k, end, k);
-      r.flips.push_back(dim);
-    }
+    // Ascending positions; a negative step takes end'-1, end'-1-k, ... and is reversed after.
+    const std::int64_t first = len == 0 ? start : s.step > 0 ? start : end - 1 - (len - 1) * k;
+    if (len > 0) offset += first * strides[d];
+    sizes[d] = len;
+    strides[d] *= k;
+    if (s.step < 0 && len > 0) r.flips.push_back(static_cast<std::int64_t>(d));
   }
+  r.view = t.as_strided(sizes, strides, offset);
   return r;
 }
 
@@ -246,7 +264,8 @@ Status lower_Base_Slice(OpContext& ctx, const ir::SliceOpIr& op) {
 }
 
 Status lower_Base_SliceAssign(OpContext& ctx, const ir::SliceAssignOpIr& op) {
-  at::Tensor result = ctx.in(op.tensor).clone(at::MemoryFormat::Contiguous);
+  const at::Tensor* own = ctx.exclusive(op.tensor);
+  at::Tensor result = own ? *own : ctx.in(op.tensor).clone(at::MemoryFormat::Contiguous);
   TB_TRY_ASSIGN(auto sv, slice_view(ctx, result, op.ranges));
   const at::Tensor& value = ctx.in(op.value);
   if (sv.view.numel() > 0) sv.view.copy_(sv.flips.empty() ? value : value.flip(sv.flips));
@@ -274,7 +293,8 @@ Status lower_Base_SelectAssign(OpContext& ctx, const ir::SelectAssignOpIr& op) {
   std::vector<std::int64_t> view(static_cast<std::size_t>(t.dim()), 1);
   view[op.dim] = idx.numel();
   const at::Tensor index = idx.view(view).expand(value.sizes());
-  return ctx.out(op.out, scatter_update(t, dim, index, value, op.update, op.tensor.dtype));
+  return ctx.out(op.out, scatter_update(t, dim, index, value, op.update, op.tensor.dtype,
+                                        ctx.exclusive(op.tensor) != nullptr));
 }
 
 Status lower_Base_MaskWhere(OpContext& ctx, const ir::MaskWhereOpIr& op) {
@@ -308,7 +328,8 @@ Status lower_Base_Scatter(OpContext& ctx, const ir::ScatterOpIr& op) {
     return ctx.invalid("scatter indices of shape {} do not match the value shape {}",
                        shape_string(idx.sizes()), shape_string(value.sizes()));
   }
-  return ctx.out(op.out, scatter_update(t, dim, idx, value, op.update, op.tensor.dtype));
+  return ctx.out(op.out, scatter_update(t, dim, idx, value, op.update, op.tensor.dtype,
+                                        ctx.exclusive(op.tensor) != nullptr));
 }
 
 Status lower_Base_ScatterNd(OpContext& ctx, const ir::ScatterNdOpIr& op) {
@@ -320,8 +341,11 @@ Status lower_Base_ScatterNd(OpContext& ctx, const ir::ScatterNdOpIr& op) {
                        shape_string(values.sizes()), nd.n, nd.s);
   }
   const at::Tensor index = nd.rows.view({nd.n, 1}).expand({nd.n, nd.s});
-  const at::Tensor flat = scatter_update(data.reshape({nd.p, nd.s}), 0, index,
-                                         values.reshape({nd.n, nd.s}), op.reduction, op.data.dtype);
+  // In place, the reshape is a view of data where data is contiguous, and a copy otherwise: the
+  // result is the updated reshape either way.
+  const at::Tensor flat =
+      scatter_update(data.reshape({nd.p, nd.s}), 0, index, values.reshape({nd.n, nd.s}),
+                     op.reduction, op.data.dtype, ctx.exclusive(op.data) != nullptr);
   return ctx.out(op.out, flat.reshape(data.sizes()));
 }
 

@@ -20,6 +20,29 @@ const at::Tensor& OpContext::in(const ir::TensorIr& t) const {
   throw std::logic_error(fmt::format("input #{} was not resolved", t.id.value));
 }
 
+const at::Tensor* OpContext::exclusive(const ir::TensorIr& t) const {
+  const Input* found = nullptr;
+  for (const Input& i : inputs) {
+    if (i.id != t.id.value) continue;
+    if (found) return nullptr;  // read twice by this op
+    found = &i;
+  }
+  if (found == nullptr || !found->consumed) return nullptr;
+  const at::Tensor& x = *found->tensor;
+  if (!x.defined() || x.use_count() != 1 || !x.has_storage()) return nullptr;
+  // A view keeps its base tensor alive (ATen's view tracking): that base counts as a second
+  // holder of the storage only while nothing but this view holds it.
+  long holders = 1;
+  if (x.is_view()) {
+    if (x._base().use_count() != 1) return nullptr;
+    holders = 2;
+  }
+  if (static_cast<long>(x.storage().use_count()) != holders) return nullptr;
+  if (x.requires_grad() || !x.is_non_overlapping_and_dense()) return nullptr;
+  handed_out_ = x.storage().unsafeGetStorageImpl();
+  return &x;
+}
+
 std::optional<at::Tensor> OpContext::in(const std::optional<ir::TensorIr>& t) const {
   if (!t) return std::nullopt;
   return in(*t);

@@ -4,7 +4,8 @@
 //
 // Rules for a lowering:
 // - Read inputs with ctx.in(tensor_ir); they are resolved, present and unpoisoned before it runs.
-//   Inputs may alias each other or other live tensors (views): never modify one in place.
+//   Inputs may alias each other or other live tensors (views): never modify one in place, except
+//   the tensor ctx.exclusive(t) hands out.
 // - Write every output with ctx.out(out_ir, value); out() casts to the storage type of the
 //   declared dtype and checks the declared shape, which is authoritative (Burn's semantics).
 // - Semantics are Burn's, not PyTorch's, where they differ.
@@ -33,6 +34,9 @@ class OpContext {
   struct Input {
     std::uint64_t id;
     const at::Tensor* tensor;
+    // The op consumes this input (ReadWrite) and it is a plain tensor of the session's table: it
+    // may be updated in place if nothing else shares it (exclusive()).
+    bool consumed = false;
   };
 
   OpContext(const ir::OperationIr& op, const at::Device& device, at::Generator& generator,
@@ -48,6 +52,16 @@ class OpContext {
   const at::Tensor& in(const ir::TensorIr& t) const;
   std::optional<at::Tensor> in(const std::optional<ir::TensorIr>& t) const;
   std::vector<at::Tensor> in(const std::vector<ir::TensorIr>& ts) const;
+
+  // Input `t` for an update in place, or null. Set only where the op consumes it and nothing else
+  // can observe its memory: the one reference is the session's handle (no alias, no pending read
+  // or download), no other tensor views its storage, the op does not read it a second time, and
+  // its elements are dense (no expanded or overlapping strides). The result must still be stored
+  // with out(): an update in place saves the copy of the whole tensor that a slice or scatter
+  // assignment otherwise costs (Burn's LU and CTC loops assign rows into large tensors).
+  const at::Tensor* exclusive(const ir::TensorIr& t) const;
+  // The storage of the last input exclusive() handed out (the executor counts outputs over it).
+  const void* handed_out() const { return handed_out_; }
 
   // Stores an output (see the rules above).
   Status out(const ir::TensorIr& t, const at::Tensor& value);
@@ -83,6 +97,7 @@ class OpContext {
   at::Generator& generator_;
   const CustomOpRegistry* custom_ops_;
   mutable std::size_t next_input_ = 0;  // in()'s guess at the next input read
+  mutable const void* handed_out_ = nullptr;
 };
 
 using LowerFn = std::function<Status(OpContext&, const ir::OperationIr&)>;

@@ -38,6 +38,8 @@ struct ExecutorStats {
   std::uint64_t live_bytes = 0;
   std::uint64_t ops = 0;
   std::uint64_t failed_ops = 0;
+  // Ops whose output took over the memory of an input they consumed (an update in place).
+  std::uint64_t in_place_updates = 0;
 };
 
 class Executor {

@@ -9,7 +9,8 @@
 //! Workloads: compute-bound (MLP 512-1024-512 forward at batch 64, a small CNN forward, an MLP
 //! training step with autodiff and SGD), op-bound (a chain of 1000 ops on [16, 16] tensors),
 //! transfers (upload then download of 1, 64 and 256 MiB) and the round trip of reading a small
-//! tensor. Every workload's result on our host is compared with the Burn host's before timing: a
+//! tensor, and the op-heavy cases of Burn's backend test suite (`burn::linalg::lu` of 500×500, CTC
+//! loss with its gradient at the scale of Burn's scaled CTC test). Every workload's result on our host is compared with the Burn host's before timing: a
 //! mismatch aborts the run. Writes a JSON object (medians, ratios, samples) to --out or stdout.
 //!
 //! `--device` is passed to `torchbridge serve` (e.g. `cuda`); the Burn host stays on its CPU
@@ -168,6 +169,7 @@ struct Args {
     threads: Option<String>,
     out: Option<String>,
     /// `--only opbound` (for profiling one host under one workload): time only that workload.
+    /// `--only heavy`: time only the op-heavy workloads and write their figures.
     only: Option<String>,
     /// `--host-cpus LIST`: run every host under `taskset -c LIST` (scripts/bench gives the hosts
     /// and this client disjoint CPUs where the machine has four or more).
@@ -192,12 +194,12 @@ fn parse_args() -> Args {
             "--device" => a.device = it.next().expect("--device D"),
             "--threads" => a.threads = Some(it.next().expect("--threads N")),
             "--out" => a.out = Some(it.next().expect("--out FILE")),
-            "--only" => a.only = Some(it.next().expect("--only opbound")),
+            "--only" => a.only = Some(it.next().expect("--only opbound|heavy")),
             "--host-cpus" => a.host_cpus = Some(it.next().expect("--host-cpus LIST")),
             "-h" | "--help" => {
                 println!(
                     "remote_bench [--reps N] [--quick] [--device D] [--threads N] [--out FILE] \
-                     [--only opbound] [--host-cpus LIST]"
+                     [--only opbound|heavy] [--host-cpus LIST]"
                 );
                 std::process::exit(0);
             }
@@ -213,6 +215,7 @@ struct Suite {
     opbound: OpChain,
     transfers: Vec<(usize, Transfer)>,
     reads: ReadRoundTrip,
+    heavy: Vec<(&'static str, Box<dyn Workload>)>,
 }
 
 fn suite(device: &Device, mlp: &Mlp, cnn: &Cnn, sizes: &[usize], reads: usize) -> Suite {
@@ -231,7 +234,66 @@ fn suite(device: &Device, mlp: &Mlp, cnn: &Cnn, sizes: &[usize], reads: usize) -
             .map(|&b| (b, Transfer::new(device, b)))
             .collect(),
         reads: ReadRoundTrip::new(device, reads),
+        heavy: vec![
+            ("lu_500", Box::new(Lu::new(device)) as Box<dyn Workload>),
+            ("ctc_grad", Box::new(CtcGrad::new(device))),
+        ],
     }
+}
+
+/// The op-heavy workloads' first runs: ours must give the answers of both of Burn's hosts, to 1e-2
+/// (LU's 500 elimination steps on random values drift by ~1e-3 between summation orders).
+fn check_same_heavy_answers(suites: &mut [Suite]) {
+    let (ours, references) = suites.split_first_mut().unwrap();
+    for (i, (name, w_ours)) in ours.heavy.iter_mut().enumerate() {
+        eprintln!("remote_bench: checking {name}");
+        let r_ours = w_ours.run().1.unwrap();
+        for r in references.iter_mut() {
+            assert_same(&r_ours, &r.heavy[i].1.run().1.unwrap(), 1e-2);
+        }
+    }
+}
+
+/// The op-heavy workloads, in the order of `Suite::heavy`.
+const HEAVY: [&str; 2] = ["lu_500", "ctc_grad"];
+
+/// Seconds per run of each op-heavy workload on each host: wall clock, and the host's CPU time.
+#[derive(Clone)]
+struct HeavySamples {
+    wall: Vec<Vec<f64>>,
+    host_cpu: Vec<Vec<f64>>,
+}
+
+/// One repetition of the op-heavy workloads on every host, the first host rotating.
+fn time_heavy(suites: &mut [Suite], pids: &[u32], rep: usize, samples: &mut [HeavySamples]) {
+    let n = suites.len();
+    for k in 0..n {
+        let h = (rep + k) % n;
+        for (i, (_, w)) in suites[h].heavy.iter_mut().enumerate() {
+            let cpu_before = process_cpu_ns(pids[h]);
+            samples[i].wall[h].push(w.run().0);
+            let cpu = process_cpu_ns(pids[h]).saturating_sub(cpu_before);
+            samples[i].host_cpu[h].push(cpu as f64 * 1e-9);
+        }
+    }
+}
+
+fn heavy_samples(hosts: usize) -> Vec<HeavySamples> {
+    let empty = vec![Vec::new(); hosts];
+    vec![HeavySamples { wall: empty.clone(), host_cpu: empty }; HEAVY.len()]
+}
+
+/// The geomean of ours / Burn's (Flex default) over the op-heavy workloads, and their medians.
+fn heavy_figures(samples: &[HeavySamples]) -> (f64, serde_json::Map<String, Value>) {
+    let mut details = serde_json::Map::new();
+    let mut ratios = Vec::new();
+    for (name, s) in HEAVY.iter().zip(samples) {
+        let (v, m) = per_host(&s.wall, 1e3);
+        ratios.push(m[0] / m[1]);
+        details.insert(format!("{name}_ms"), v);
+        details.insert(format!("{name}_host_cpu_ms"), per_host(&s.host_cpu, 1e3).0);
+    }
+    (geomean(&ratios), details)
 }
 
 /// One warm-up run of every workload on every host; ours must give the answers of both of Burn's.
@@ -319,10 +381,28 @@ fn main() {
         .collect();
 
     // Same answers first (one warm-up run each), then timing.
+    if args.only.as_deref() == Some("heavy") {
+        check_same_heavy_answers(&mut suites);
+        let mut heavy = heavy_samples(HOSTS.len());
+        for rep in 0..args.reps {
+            time_heavy(&mut suites, &pids, rep, &mut heavy);
+        }
+        let (ratio, details) = heavy_figures(&heavy);
+        let text = serde_json::to_string_pretty(&json!({
+            "remote_heavy_vs_burn": ratio, "details": details,
+            "config": {"reps": args.reps, "threads": args.threads}}))
+        .unwrap();
+        match &args.out {
+            Some(path) => std::fs::write(path, text + "\n").expect("cannot write --out"),
+            None => println!("{text}"),
+        }
+        return;
+    }
     check_same_answers(&mut suites);
+    check_same_heavy_answers(&mut suites);
 
     if let Some(only) = &args.only {
-        assert_eq!(only, "opbound", "--only supports opbound");
+        assert_eq!(only, "opbound", "--only supports opbound and heavy");
         for rep in 0..args.reps {
             for s in suites.iter_mut() {
                 s.opbound.run();
@@ -342,6 +422,7 @@ fn main() {
     let mut transfer: Vec<Vec<Vec<f64>>> = vec![vec![Vec::new(); n]; sizes.len()];
     let mut read: Vec<Vec<f64>> = vec![Vec::new(); n];
     let mut raw: Vec<Vec<f64>> = vec![Vec::new(); sizes.len()];
+    let mut heavy = heavy_samples(n);
 
     for rep in 0..args.reps {
         // Rotate which host goes first, so slow drifts in machine load hit all alike.
@@ -360,6 +441,7 @@ fn main() {
             }
             read[h].extend(s.reads.samples());
         }
+        time_heavy(&mut suites, &pids, rep, &mut heavy);
         for (i, &b) in sizes.iter().enumerate() {
             raw[i].push(raw_tcp_round_trip(b));
         }
@@ -400,6 +482,8 @@ fn main() {
     }
     let (v, reads_us) = per_host(&read, 1e6);
     details.insert("read_roundtrip_us".into(), v);
+    let (heavy_ratio, heavy_details) = heavy_figures(&heavy);
+    details.extend(heavy_details);
 
     let banners: serde_json::Map<String, Value> = HOSTS
         .iter()
@@ -414,6 +498,7 @@ fn main() {
         "transfer_vs_raw_tcp": geomean(&transfer_ratios),
         "read_roundtrip_us": reads_us[0],
         "read_roundtrip_vs_burn": reads_us[0] / reads_us[1],
+        "remote_heavy_vs_burn": heavy_ratio,
         "host_ns_per_op": host_ns[0],
         "host_ns_per_op_vs_burn": host_ns[0] / host_ns[1],
         "details": Value::Object(details),

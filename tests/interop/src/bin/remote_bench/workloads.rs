@@ -253,3 +253,86 @@ impl ReadRoundTrip {
             .collect()
     }
 }
+
+// ---- Op-heavy programs (the slowest cases of Burn's backend test suite) -------------------------
+
+/// `burn::linalg::lu` of a 500×500 matrix, as Burn's backend tests run it: a blocked
+/// decomposition whose 500 pivot steps are each a dozen small ops (slices, gathers, a scatter,
+/// slice assignments into the whole matrix) and no read until the end.
+pub(super) const LU_N: usize = 500;
+pub(super) struct Lu {
+    a: Tensor<2>,
+}
+impl Lu {
+    pub(super) fn new(device: &Device) -> Self {
+        Self {
+            a: Tensor::from_data(input(&[LU_N, LU_N], 11), device),
+        }
+    }
+}
+impl Workload for Lu {
+    fn run(&mut self) -> (f64, Option<TensorData>) {
+        let (s, u) = time(|| {
+            let (_p, _l, u) = burn::linalg::lu::<2, 1>(self.a.clone());
+            u.into_data()
+        });
+        (s, Some(u))
+    }
+}
+
+/// CTC loss and its gradient at the scale of Burn's `test_ctc_loss_scaled_*` test (T 494 narrowed
+/// to 402, batch 2, 36 classes, targets of 64): Burn's decomposition runs a 402-step loop of
+/// element-wise ops and a slice assignment into the [T, N, 2S+1] alpha table, and the same again
+/// backwards for beta.
+pub(super) struct CtcGrad {
+    device: Device,
+    logits: TensorData,
+    targets: TensorData,
+}
+impl CtcGrad {
+    const B: usize = 2;
+    const T: usize = 494;
+    const WARMUP: usize = 92;
+    const C: usize = 36;
+    const S: usize = 64;
+    pub(super) fn new(device: &Device) -> Self {
+        let mut targets = vec![0i64; Self::B * Self::S];
+        for b in 0..Self::B {
+            let len = if b == 0 { Self::S } else { 43 };
+            for s in 0..len {
+                targets[b * Self::S + s] = ((s * 3 + b * 7) % 35 + 1) as i64;
+            }
+        }
+        Self {
+            device: device.clone().autodiff(),
+            logits: input(&[Self::B, Self::T, Self::C], 12),
+            targets: TensorData::new(targets, [Self::B, Self::S]),
+        }
+    }
+}
+impl Workload for CtcGrad {
+    fn run(&mut self) -> (f64, Option<TensorData>) {
+        let d = &self.device;
+        let (s, grad) = time(|| {
+            let logits = Tensor::<3>::from_data(self.logits.clone(), d).require_grad();
+            let t_eff = (Self::T - Self::WARMUP) as i64;
+            let log_probs = burn::tensor::activation::log_softmax(logits.clone(), 2)
+                .swap_dims(0, 1)
+                .narrow(0, Self::WARMUP, Self::T - Self::WARMUP);
+            let targets = Tensor::<2, Int>::from_data(self.targets.clone(), d);
+            let input_lengths = Tensor::<1, Int>::from_data(TensorData::from([t_eff, t_eff]), d);
+            let target_lengths = Tensor::<1, Int>::from_data(TensorData::from([64i64, 43]), d);
+            let loss = burn::tensor::module::ctc_loss(
+                log_probs,
+                targets,
+                input_lengths,
+                target_lengths,
+                0,
+            )
+            .sum();
+            let grads = loss.backward();
+            logits.grad(&grads).expect("logits get a gradient").into_data()
+        });
+        (s, Some(grad))
+    }
+}
