@@ -1,8 +1,8 @@
 // Element-wise runs (elementwise_run.hpp): element-wise ops deferred and run as one loop must
-// leave exactly what running each through its lowering leaves: the same tensors bit for bit (a NaN matches any NaN, see same_bits), the
-// same ids consumed, the same errors. Every test runs one op stream twice, on an executor that
-// fuses (the default) and on one that does not (BackendOptions::fuse_elementwise off), and
-// compares everything.
+// leave exactly what running each through its lowering leaves: the same tensors bit for bit (a NaN
+// matches any NaN, see same_bits), the same ids consumed, the same errors. Every test runs one op
+// stream twice, on an executor that fuses (the default) and on one that does not
+// (BackendOptions::fuse_elementwise off), and compares everything.
 #include <ATen/Parallel.h>
 #include <gmock/gmock.h>
 
@@ -73,9 +73,8 @@ Outcome run_stream(Executor& e, const Stream& s) {
     std::memcpy(&fx, &x, 4);
     std::memcpy(&fy, &y, 4);
     if (x != y && !(std::isnan(fx) && std::isnan(fy))) {
-      return ::testing::AssertionFailure()
-             << "element " << i << ": " << fx << " (0x" << std::hex << x << ") vs " << fy << " (0x"
-             << y << ")";
+      return ::testing::AssertionFailure() << "element " << i << ": " << fx << " (0x" << std::hex
+                                           << x << ") vs " << fy << " (0x" << y << ")";
     }
   }
   return ::testing::AssertionSuccess();
@@ -211,8 +210,8 @@ TEST_F(ElementwiseRun, CtcLogSumExpIsOneRunUpToItsExp) {
     return mask_ir(id, d, st);
   };
   Stream s;
-  s.inputs.push_back({1, f32_data(d, {-inf, -inf, 0.5f, -1.0f, 3.0f, -inf, 2.0f, -0.0f, 1e-3f,
-                                      -inf, 7.0f, -7.0f, 0.0f, -inf, 1.0f, 2.0f, -inf, 4.0f})});
+  s.inputs.push_back({1, f32_data(d, {-inf, -inf, 0.5f, -1.0f, 3.0f, -inf, 2.0f, -0.0f, 1e-3f, -inf,
+                                      7.0f, -7.0f, 0.0f, -inf, 1.0f, 2.0f, -inf, 4.0f})});
   s.inputs.push_back({2, f32_data(d, {-inf, 1.0f, -inf, -1.5f, 3.0f, 2.0f, -inf, 0.0f, -1e-3f,
                                       0.25f, -inf, -7.5f, -0.0f, -inf, 1.5f, -2.0f, 8.0f, -inf})});
   const ScalarIr neg_inf = ScalarIr::f(-std::numeric_limits<double>::infinity());
@@ -240,7 +239,8 @@ TEST_F(ElementwiseRun, CtcLogSumExpIsOneRunUpToItsExp) {
   for (const auto& op : s.ops) ASSERT_TRUE(fused->execute(op));
   EXPECT_EQ(dynamic_cast<backend::libtorch::LibTorchExecutor&>(*fused).deferred_ops(),
             s.ops.size());
-  s.ops.push_back(make_op<OpKind::Float_Exp>(UnaryOpIr{f(13, d, rw), f(14, d, nd)}, DTypeKind::F32));
+  s.ops.push_back(
+      make_op<OpKind::Float_Exp>(UnaryOpIr{f(13, d, rw), f(14, d, nd)}, DTypeKind::F32));
   s.ops.push_back(
       make_op<OpKind::Float_Log1p>(UnaryOpIr{f(14, d, rw), f(15, d, nd)}, DTypeKind::F32));
   s.ops.push_back(make_op<OpKind::NumericFloat_Add>(
@@ -435,10 +435,11 @@ TEST_F(ElementwiseRun, RandomStreamsMatchOpByOp) {
           to_mask = true;
           break;
         case 17:
-          op = pick(2) ? make_op<OpKind::BaseFloat_EqualElem>(
-                             ScalarOpIr{f(a, d), sc, mask_ir(y, d, nd)})
-                       : make_op<OpKind::BaseFloat_NotEqualElem>(
-                             ScalarOpIr{f(a, d, status()), sc, mask_ir(y, d, nd)});
+          op =
+              pick(2)
+                  ? make_op<OpKind::BaseFloat_EqualElem>(ScalarOpIr{f(a, d), sc, mask_ir(y, d, nd)})
+                  : make_op<OpKind::BaseFloat_NotEqualElem>(
+                        ScalarOpIr{f(a, d, status()), sc, mask_ir(y, d, nd)});
           to_mask = true;
           break;
         case 18:
@@ -459,7 +460,8 @@ TEST_F(ElementwiseRun, RandomStreamsMatchOpByOp) {
             const std::uint64_t m2 = masks[pick(masks.size())];
             switch (pick(4)) {
               case 0:
-                op = make_op<OpKind::Bool_Not>(UnaryOpIr{mask_ir(m1, d, status()), mask_ir(y, d, nd)});
+                op = make_op<OpKind::Bool_Not>(
+                    UnaryOpIr{mask_ir(m1, d, status()), mask_ir(y, d, nd)});
                 break;
               case 1:
                 op = make_op<OpKind::Bool_And>(
