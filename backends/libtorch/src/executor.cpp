@@ -222,8 +222,7 @@ Status LibTorchExecutor::execute(const ir::OperationIr& op) {
   const OpProfile::Clock::duration flushed_before = profile_->flushed();
   const Status s = execute_op(op);
   // An op that does not join the run flushes it: a run is left only by one the op joined.
-  profile_->op(op.kind,
-               OpProfile::Clock::now() - started - (profile_->flushed() - flushed_before),
+  profile_->op(op.kind, OpProfile::Clock::now() - started - (profile_->flushed() - flushed_before),
                !run_.empty());
   return s;
 }

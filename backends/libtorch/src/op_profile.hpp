@@ -60,9 +60,9 @@ class OpProfile {
     if (flushes_ > 0) lines.push_back({"(element-wise runs)", {flushes_, flushed_ops_, flush_ns_}});
     std::sort(lines.begin(), lines.end(),
               [](const Line& a, const Line& b) { return a.row.ns > b.row.ns; });
-    std::string out = fmt::format("op profile: {:.3f} ms in all\n{:<40} {:>9} {:>9} {:>11} {:>8}\n",
-                                  static_cast<double>(total) * 1e-6, "op", "count", "deferred",
-                                  "ms", "us/op");
+    std::string out =
+        fmt::format("op profile: {:.3f} ms in all\n{:<40} {:>9} {:>9} {:>11} {:>8}\n",
+                    static_cast<double>(total) * 1e-6, "op", "count", "deferred", "ms", "us/op");
     for (const Line& l : lines) {
       out += fmt::format("{:<40} {:>9} {:>9} {:>11.3f} {:>8.2f}\n", l.name, l.row.count,
                          l.row.deferred, static_cast<double>(l.row.ns) * 1e-6,
