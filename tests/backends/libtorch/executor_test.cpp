@@ -467,3 +467,44 @@ TEST_F(Executor, UploadsAreCopiedWhenKeepingTheirMessageWouldPinMoreOrMisalign) 
 
 }  // namespace
 }  // namespace tb::test
+
+namespace tb::test {
+namespace {
+
+// TB_OP_PROFILE: a session's executor prints its ops by kind, and its element-wise runs, when it
+// ends.
+TEST(OpProfile, AnExecutorPrintsItsOpsByKindWhenItEnds) {
+  ::setenv("TB_OP_PROFILE", "1", 1);
+  backend::libtorch::BackendOptions options;
+  auto backend = std::move(backend::libtorch::make_backend(options)).value();
+  auto exec = backend->new_executor();
+  ::unsetenv("TB_OP_PROFILE");
+  ASSERT_TRUE(exec->register_tensor(TensorId{1}, make_data({4}, DTypeKind::F32, {1, 2, 3, 4})));
+  for (std::uint64_t id = 2; id <= 3; ++id) {  // one run of two deferred ops
+    ASSERT_TRUE(exec->execute(make_op<OpKind::NumericFloat_AddScalar>(
+        ScalarOpIr{tir(id - 1, {4}), ScalarIr::f(1.0), out(id, {4})}, DTypeKind::F32)));
+  }
+  ASSERT_TRUE(exec->execute(
+      make_op<OpKind::Float_Exp>(UnaryOpIr{tir(3, {4}), out(4, {4})}, DTypeKind::F32)));
+  ::testing::internal::CaptureStderr();
+  exec.reset();
+  const std::string printed = ::testing::internal::GetCapturedStderr();
+  EXPECT_THAT(printed, HasSubstr("op profile:"));
+  EXPECT_THAT(printed, ::testing::ContainsRegex("NumericFloat.AddScalar +2 +2 "));
+  EXPECT_THAT(printed, ::testing::ContainsRegex("Float.Exp +1 +0 "));
+  EXPECT_THAT(printed, ::testing::ContainsRegex("\\(element-wise runs\\) +1 +2 "));
+}
+
+TEST(OpProfile, OffUnlessAsked) {
+  ::unsetenv("TB_OP_PROFILE");
+  backend::libtorch::BackendOptions options;
+  auto backend = std::move(backend::libtorch::make_backend(options)).value();
+  auto exec = backend->new_executor();
+  ASSERT_TRUE(exec->register_tensor(TensorId{1}, make_data({1}, DTypeKind::F32, {1})));
+  ::testing::internal::CaptureStderr();
+  exec.reset();
+  EXPECT_EQ(::testing::internal::GetCapturedStderr(), "");
+}
+
+}  // namespace
+}  // namespace tb::test

@@ -618,6 +618,20 @@ TEST_F(BaseInt_Gather, NonContiguousIndices) {
   EXPECT_EQ(get(tir(3, {2, 2}, kI16)), (V{-2, -1, -3, -4}));
 }
 
+TEST_F(BaseInt_Gather, ExpandedIndicesAreCheckedValueByValue) {
+  // Burn's LU gathers its pivot row with an index expanded along the columns (stride 0): the
+  // bounds check reads every value, whatever the layout.
+  const auto a = input(1, {2, 3}, kI64, {1, 2, 3, 4, 5, 6});
+  const auto row = input(2, {1, 3}, kI64, {1, 0, 1});
+  op<OpKind::BaseInt_Expand>({row, out(3, {2, 3}, kI64)});
+  op<OpKind::BaseInt_Gather>({a, 0, tir(3, {2, 3}, kI64), out(4, {2, 3}, kI64)});
+  EXPECT_EQ(get(tir(4, {2, 3}, kI64)), (V{4, 2, 6, 4, 2, 6}));
+  const auto bad = input(5, {1, 3}, kI64, {0, -1, 1});
+  op<OpKind::BaseInt_Expand>({bad, out(6, {2, 3}, kI64)});
+  EXPECT_THAT(op_error<OpKind::BaseInt_Gather>({a, 0, tir(6, {2, 3}, kI64), out(7, {2, 3}, kI64)}),
+              HasSubstr("index -1 is out of bounds for dim 0 of size 2"));
+}
+
 TEST_F(BaseBool_Gather, Gathers) {
   const auto a = input(1, {3}, kBool, {1, 0, 1});
   const auto i = input(2, {4}, kU16, {1, 1, 0, 2});
