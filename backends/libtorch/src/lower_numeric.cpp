@@ -200,6 +200,16 @@ Status lower_arith_scalar(Arith arith_op, OpContext& ctx, const ir::ScalarOpIr& 
   } else {
     const IntConv conv = (arith_op == Arith::kDiv || arith_op == Arith::kRem) ? IntConv::kStrict
                                                                               : IntConv::kWrapping;
+    if (arith_op == Arith::kAdd || arith_op == Arith::kSub || arith_op == Arith::kMul) {
+      // Ring ops wrap alike in any width: the scalar (wrapped to the dtype) goes in as a number,
+      // without a 0-dim tensor and a cast to the lhs's storage (Burn's LU adds its pivot offset
+      // to an I64-held argmax 500 times per matrix).
+      TB_TRY_ASSIGN(const std::int64_t v, int_elem(op.rhs, d, conv));
+      const at::Scalar sv(v);
+      return ctx.out(op.out, arith_op == Arith::kAdd   ? x.add(sv)
+                             : arith_op == Arith::kSub ? x.sub(sv)
+                                                       : x.mul(sv));
+    }
     TB_TRY_ASSIGN(at::Tensor s, int_operand(ctx, op.rhs, d, conv));
     TB_TRY_ASSIGN(at::Tensor r, int_arith(arith_op, x, like_lhs(s, x), d, numel_of(op.out)));
     return ctx.out(op.out, r);

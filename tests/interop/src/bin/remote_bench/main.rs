@@ -169,7 +169,8 @@ struct Args {
     threads: Option<String>,
     out: Option<String>,
     /// `--only opbound` (for profiling one host under one workload): time only that workload.
-    /// `--only heavy`: time only the op-heavy workloads and write their figures.
+    /// `--only heavy`: time only the op-heavy workloads and write their figures; `--only lu_500`
+    /// or `--only ctc_grad`: that one alone.
     only: Option<String>,
     /// `--host-cpus LIST`: run every host under `taskset -c LIST` (scripts/bench gives the hosts
     /// and this client disjoint CPUs where the machine has four or more).
@@ -194,12 +195,12 @@ fn parse_args() -> Args {
             "--device" => a.device = it.next().expect("--device D"),
             "--threads" => a.threads = Some(it.next().expect("--threads N")),
             "--out" => a.out = Some(it.next().expect("--out FILE")),
-            "--only" => a.only = Some(it.next().expect("--only opbound|heavy")),
+            "--only" => a.only = Some(it.next().expect("--only opbound|heavy|lu_500|ctc_grad")),
             "--host-cpus" => a.host_cpus = Some(it.next().expect("--host-cpus LIST")),
             "-h" | "--help" => {
                 println!(
                     "remote_bench [--reps N] [--quick] [--device D] [--threads N] [--out FILE] \
-                     [--only opbound|heavy] [--host-cpus LIST]"
+                     [--only opbound|heavy|lu_500|ctc_grad] [--host-cpus LIST]"
                 );
                 std::process::exit(0);
             }
@@ -278,16 +279,16 @@ fn time_heavy(suites: &mut [Suite], pids: &[u32], rep: usize, samples: &mut [Hea
     }
 }
 
-fn heavy_samples(hosts: usize) -> Vec<HeavySamples> {
+fn heavy_samples(hosts: usize, workloads: usize) -> Vec<HeavySamples> {
     let empty = vec![Vec::new(); hosts];
-    vec![HeavySamples { wall: empty.clone(), host_cpu: empty }; HEAVY.len()]
+    vec![HeavySamples { wall: empty.clone(), host_cpu: empty }; workloads]
 }
 
 /// The geomean of ours / Burn's (Flex default) over the op-heavy workloads, and their medians.
-fn heavy_figures(samples: &[HeavySamples]) -> (f64, serde_json::Map<String, Value>) {
+fn heavy_figures(names: &[&str], samples: &[HeavySamples]) -> (f64, serde_json::Map<String, Value>) {
     let mut details = serde_json::Map::new();
     let mut ratios = Vec::new();
-    for (name, s) in HEAVY.iter().zip(samples) {
+    for (name, s) in names.iter().zip(samples) {
         let (v, m) = per_host(&s.wall, 1e3);
         ratios.push(m[0] / m[1]);
         details.insert(format!("{name}_ms"), v);
@@ -381,13 +382,20 @@ fn main() {
         .collect();
 
     // Same answers first (one warm-up run each), then timing.
-    if args.only.as_deref() == Some("heavy") {
+    if let Some(only) = args.only.as_deref().filter(|o| *o == "heavy" || HEAVY.contains(o)) {
+        // `--only lu_500` (or another op-heavy workload): that one alone, for profiling.
+        if only != "heavy" {
+            for s in suites.iter_mut() {
+                s.heavy.retain(|(name, _)| *name == only);
+            }
+        }
         check_same_heavy_answers(&mut suites);
-        let mut heavy = heavy_samples(HOSTS.len());
+        let names: Vec<&str> = suites[0].heavy.iter().map(|(n, _)| *n).collect();
+        let mut heavy = heavy_samples(HOSTS.len(), names.len());
         for rep in 0..args.reps {
             time_heavy(&mut suites, &pids, rep, &mut heavy);
         }
-        let (ratio, details) = heavy_figures(&heavy);
+        let (ratio, details) = heavy_figures(&names, &heavy);
         let text = serde_json::to_string_pretty(&json!({
             "remote_heavy_vs_burn": ratio, "details": details,
             "config": {"reps": args.reps, "threads": args.threads}}))
@@ -422,7 +430,7 @@ fn main() {
     let mut transfer: Vec<Vec<Vec<f64>>> = vec![vec![Vec::new(); n]; sizes.len()];
     let mut read: Vec<Vec<f64>> = vec![Vec::new(); n];
     let mut raw: Vec<Vec<f64>> = vec![Vec::new(); sizes.len()];
-    let mut heavy = heavy_samples(n);
+    let mut heavy = heavy_samples(n, HEAVY.len());
 
     for rep in 0..args.reps {
         // Rotate which host goes first, so slow drifts in machine load hit all alike.
@@ -482,7 +490,7 @@ fn main() {
     }
     let (v, reads_us) = per_host(&read, 1e6);
     details.insert("read_roundtrip_us".into(), v);
-    let (heavy_ratio, heavy_details) = heavy_figures(&heavy);
+    let (heavy_ratio, heavy_details) = heavy_figures(&HEAVY, &heavy);
     details.extend(heavy_details);
 
     let banners: serde_json::Map<String, Value> = HOSTS
