@@ -80,7 +80,7 @@ struct Session::Io {
   beast::flat_buffer read_buffer;  // the answer to Init
   // Every later answer: read in place and handed to the decoder whole, so a download's payload is
   // decoded as a view of the received message, never copied.
-  tb::net::MessageBuffer message{std::numeric_limits<std::size_t>::max()};
+  std::unique_ptr<tb::net::MessageBuffer> message;  // bounded by max_message_bytes
   // IO-thread only. Each frame's large payloads (uploads) are views of the tasks' own bytes.
   std::deque<std::shared_ptr<const std::vector<ir::Bytes>>> queue;
   bool writing = false;
@@ -236,13 +236,22 @@ Status Session::open() {
       auto& io = *self->io_;
       if (ec) {
         const bool ours = io.close_started;
+        // Ours (the read stops at the bound), or Beast's (a read would pass it).
+        if (ec == boost::system::errc::message_size || ec == websocket::error::buffer_overflow) {
+          self->fail(Error{ErrorCode::kLimit,
+                           fmt::format("an answer is over SessionOptions::max_message_bytes ({} "
+                                       "bytes): the session is closed",
+                                       self->options_.max_message_bytes),
+                           self->describe()});
+          return;
+        }
         self->fail(ours ? Error{ErrorCode::kIo, "the session was closed", self->describe()}
                         : Error{ErrorCode::kIo,
                                 fmt::format("the connection ended: {}", ec.message()),
                                 self->describe()});
         return;
       }
-      auto reply = ir::decode<ir::TaskResponse>(io.message.release());
+      auto reply = ir::decode<ir::TaskResponse>(io.message->release());
       // Like Burn's demux: an undecodable answer or an unknown id is dropped; the caller
       // waiting for it times out.
       if (reply) {
@@ -261,10 +270,19 @@ Status Session::open() {
     }
     static void read(Session* self) {
       auto& io = *self->io_;
+      // Past the bound the message is not read on: its size alone ends the session.
+      const std::size_t max = self->options_.max_message_bytes;
       tb::net::async_read_chunked(
-          io.ws, io.message, [] { return beast::error_code(); }, Reader{self});
+          io.ws, *io.message,
+          [&io, max] {
+            return io.message->size() >= max && !io.ws.is_message_done()
+                       ? make_error_code(boost::system::errc::message_size)
+                       : beast::error_code();
+          },
+          Reader{self});
     }
   };
+  io.message = std::make_unique<tb::net::MessageBuffer>(options_.max_message_bytes);
   io.guard.emplace(io.ioc.get_executor());
   io.ioc.restart();
   Reader::read(this);

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <thread>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "client/host_util.hpp"
@@ -223,6 +224,40 @@ TEST(ClientOnHost, HostStoppingFailsCallsInBoundedTime) {
   ASSERT_FALSE(read);
   EXPECT_EQ(read.error().code, ErrorCode::kIo) << read.error().what();
   EXPECT_LT(std::chrono::steady_clock::now() - start, 10s);
+}
+
+}  // namespace
+}  // namespace tb::test
+
+namespace tb::test {
+namespace {
+
+// SessionOptions::max_message_bytes bounds what the client holds for one answer: a larger one ends
+// the session with an error naming the bound; answers within it are read as usual.
+TEST(ClientOnHost, AnAnswerOverTheMessageBoundEndsTheSessionWithAClearError) {
+  ClientTestHost host;
+  client::SessionOptions options;
+  options.max_message_bytes = 1 << 20;
+  auto connected = Device::connect(host.address(), 0, options);
+  ASSERT_TRUE(connected) << connected.error().what();
+  Device dev = connected.value();
+  const std::vector<float> small(1000, 1.5f);
+  auto back = Tensor::from_vector(dev, small).to_vector<float>();
+  ASSERT_TRUE(back) << back.error().what();
+  EXPECT_EQ(back.value(), small);
+
+  const std::vector<float> large((1 << 20) / 4 + 1024, 2.0f);  // over 1 MiB as an answer
+  auto too_big = Tensor::from_vector(dev, large).to_vector<float>();
+  ASSERT_FALSE(too_big);
+  EXPECT_THAT(too_big.error().what(), ::testing::HasSubstr("max_message_bytes (1048576 bytes)"));
+  EXPECT_EQ(too_big.error().code, ErrorCode::kLimit);
+  auto after = Tensor::from_vector(dev, small).to_vector<float>();
+  EXPECT_FALSE(after) << "the session is over";
+  // The host is unharmed: another session reads the same size.
+  auto other = connect(host);
+  auto again = Tensor::from_vector(other, large).to_vector<float>();
+  ASSERT_TRUE(again) << again.error().what();
+  EXPECT_EQ(again.value().size(), large.size());
 }
 
 }  // namespace

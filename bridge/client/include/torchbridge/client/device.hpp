@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -48,6 +49,10 @@ struct SessionOptions {
   // payload bytes; answering and coordination tasks are sent at once.
   std::size_t flush_threshold = 4;
   std::size_t flush_bytes_threshold = std::size_t{1} << 20;
+  // The largest answer the session takes (a download's payload plus a few bytes). A larger one
+  // ends the session with an error naming this bound, before its bytes are all in memory. The
+  // default takes any size, as Burn's client does.
+  std::size_t max_message_bytes = std::numeric_limits<std::size_t>::max();
   // The handshake's credential bytes (a torchbridge host started with --auth-token-file).
   std::string credential;
   // wss:// only: the PEM CA bundle the host's certificate must chain to; empty: the system's
