@@ -10,16 +10,8 @@ namespace {
 
 using V = std::vector<double>;
 
-Slice sl(std::int64_t start, std::optional<std::int64_t> end, std::int64_t step = 1) {
-  return Slice{start, end, step};
-}
-
 class ExclusiveInput : public OpTest {
  protected:
-  template <OpKind K>
-  void op(PayloadOfT<K> payload) {
-    run(make_op<K>(std::move(payload)));
-  }
   TensorIr input(std::uint64_t id, Dims dims, const V& values, DType dtype = DTypeKind::F32) {
     auto t = tir(id, std::move(dims), dtype);
     put(t, values);

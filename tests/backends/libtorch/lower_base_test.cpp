@@ -35,20 +35,8 @@ const double k2p63 = 9223372036854775808.0;     // 2^63
 
 using V = std::vector<double>;
 
-Slice sl(std::int64_t start, std::optional<std::int64_t> end, std::int64_t step = 1) {
-  return Slice{start, end, step};
-}
-
 class BaseTest : public OpTest {
  protected:
-  template <OpKind K>
-  void op(PayloadOfT<K> payload) {
-    run(make_op<K>(std::move(payload)));
-  }
-  template <OpKind K>
-  std::string op_error(PayloadOfT<K> payload) {
-    return run_error(make_op<K>(std::move(payload)));
-  }
   TensorIr input(std::uint64_t id, Dims dims, DType dtype, const V& values) {
     auto t = tir(id, std::move(dims), dtype);
     put(t, values);

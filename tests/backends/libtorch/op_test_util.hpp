@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,11 @@ inline TensorIr rw(TensorIr t) {
 inline TensorIr ro(TensorIr t) {
   t.status = TensorStatus::ReadOnly;
   return t;
+}
+
+// A slice range as Burn's IR carries it.
+inline Slice sl(std::int64_t start, std::optional<std::int64_t> end, std::int64_t step = 1) {
+  return Slice{start, end, step};
 }
 
 // Burn's TensorData bytes for `values` in `dtype`.
@@ -180,6 +186,16 @@ class OpTest : public ::testing::Test {
   void put(const TensorIr& t, const std::vector<double>& values) {
     auto s = exec->register_tensor(t.id, make_data(t.shape.dims, t.dtype, values));
     ASSERT_TRUE(s) << s.error().what();
+  }
+  // Runs the op of leaf K with `payload`; fails the test if it fails.
+  template <OpKind K>
+  void op(PayloadOfT<K> payload) {
+    run(make_op<K>(std::move(payload)));
+  }
+  // Runs the op of leaf K with `payload`, which must fail; returns the error message.
+  template <OpKind K>
+  std::string op_error(PayloadOfT<K> payload) {
+    return run_error(make_op<K>(std::move(payload)));
   }
   // Runs an op; fails the test if it fails.
   void run(const OperationIr& op) {
