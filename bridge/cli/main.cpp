@@ -10,7 +10,9 @@
 #include <fstream>
 #include <iostream>
 #include <sstream>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include <spdlog/spdlog.h>
 #include <CLI/CLI.hpp>
@@ -126,16 +128,18 @@ int serve(const ServeArgs& args) {
   // Before anything else: a restart must not leave work half done.
   const auto restart_failed = tb::backend::libtorch::restart_with_runtime_env(g_argv, args.threads);
   spdlog::set_level(spdlog::level::from_str(args.log_level));
-  if (restart_failed) spdlog::warn("{}", *restart_failed);
+  // Logged after the start-up line, which supervisors read as the first line of output.
+  std::vector<std::string> start_warnings;
+  if (restart_failed) start_warnings.push_back(*restart_failed);
   const auto threads = tb::backend::libtorch::apply_thread_policy(args.threads);
   // Measured on 2 cores (docs/benchmarks.md, thread policy): with the clients on the host's own
   // cores, a thread per CPU made every workload but the MLP slower than 1 thread.
   if (const unsigned cpus = std::thread::hardware_concurrency();
       args.threads > 1 && cpus > 0 && static_cast<unsigned>(args.threads) >= cpus) {
-    spdlog::warn(
+    start_warnings.push_back(fmt::format(
         "--threads {} on a machine with {} CPUs: the network threads and any client on this "
         "machine compete with ATen's threads for them; fewer threads than CPUs measured faster",
-        args.threads, cpus);
+        args.threads, cpus));
   }
 
   tb::bridge::HostOptions options;
@@ -263,6 +267,7 @@ int serve(const ServeArgs& args) {
              tb::backend::libtorch::describe(threads), options.io_threads, address, address)
       << model_list << std::flush;
   // After the start-up line: supervisors read the address from the first line.
+  for (const auto& w : start_warnings) spdlog::warn("{}", w);
   if (const char* set = std::getenv("TB_RUNTIME_ENV_SET")) {
     spdlog::info("restarted with {}, which the runtime libraries read only when they load", set);
     if (std::strstr(set, "OPENBLAS_CORETYPE") != nullptr) {
