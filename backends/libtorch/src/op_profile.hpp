@@ -45,7 +45,16 @@ class OpProfile {
     flush_ns_ += static_cast<std::uint64_t>(std::chrono::nanoseconds(spent).count());
   }
 
+  // A destructor must not throw: a table that cannot be formatted (memory ran out) is not printed.
   ~OpProfile() {
+    try {
+      print();
+    } catch (...) {
+    }
+  }
+
+ private:
+  void print() const {
     struct Line {
       std::string name;
       Row row;
@@ -71,7 +80,6 @@ class OpProfile {
     std::fputs(out.c_str(), stderr);
   }
 
- private:
   struct Row {
     std::uint64_t count = 0;
     std::uint64_t deferred = 0;  // for the runs' line: the ops they ran
