@@ -4,7 +4,8 @@
 // this client shows what the hosts themselves allow.
 //
 //   tb_bench_client --torchbridge BIN --reference BIN [--reps N] [--quick] [--threads N]
-//                   [--host-cpus LIST] [--out FILE]
+//                   [--host-cpus LIST] [--sizes MIB,...] [--reads N]
+//                   [--out FILE]
 //
 // Writes a JSON object: per host the medians with their spread, and the ratios scripts/bench
 // reports (`client_read_roundtrip_us`, `client_transfer_vs_raw_tcp`).
@@ -133,8 +134,9 @@ double raw_tcp_round_trip(std::size_t bytes) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string ours_bin, reference_bin, out_path, threads, host_cpus;
+  std::string ours_bin, reference_bin, out_path, threads, host_cpus, sizes_mib;
   int reps = 7;
+  int n_reads = -1;
   bool quick = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -156,6 +158,10 @@ int main(int argc, char** argv) {
       host_cpus = value();
     else if (a == "--out")
       out_path = value();
+    else if (a == "--sizes")
+      sizes_mib = value();
+    else if (a == "--reads")
+      n_reads = std::atoi(value().c_str());
     else
       die("unknown argument " + a);
   }
@@ -179,10 +185,20 @@ int main(int argc, char** argv) {
     devices.push_back(d.value());
   }
 
-  const std::vector<std::size_t> sizes =
-      quick ? std::vector<std::size_t>{kMiB, 16 * kMiB}
-            : std::vector<std::size_t>{kMiB, 64 * kMiB, 256 * kMiB};
-  const int n_reads = quick ? 50 : 200;
+  std::vector<std::size_t> sizes = quick ? std::vector<std::size_t>{kMiB, 16 * kMiB}
+                                         : std::vector<std::size_t>{kMiB, 64 * kMiB, 256 * kMiB};
+  if (!sizes_mib.empty()) {
+    // Profiling one size alone: `--sizes 1` with many repetitions.
+    sizes.clear();
+    for (std::size_t at = 0; at < sizes_mib.size();) {
+      const auto comma = std::min(sizes_mib.find(',', at), sizes_mib.size());
+      const long mib = std::atol(sizes_mib.substr(at, comma - at).c_str());
+      if (mib <= 0) die("--sizes takes MiB counts such as 1,64");
+      sizes.push_back(static_cast<std::size_t>(mib) * kMiB);
+      at = comma + 1;
+    }
+  }
+  if (n_reads < 1) n_reads = quick ? 50 : 200;
   std::vector<std::vector<float>> payloads;
   for (const auto b : sizes) {
     std::vector<float> v(b / sizeof(float));

@@ -7,6 +7,7 @@
 #include <random>
 
 #include "ops.hpp"
+#include "torchbridge/ir/exclusive_block.hpp"
 
 namespace tb::client {
 
@@ -26,6 +27,10 @@ TensorNode::~TensorNode() {
   op.kind = ir::OpKind::Drop_Op;
   op.payload = ir::TensorIr{id, ir::Shape{to_dims(shape)}, ir::TensorStatus::ReadWrite, dtype};
   session->submit(ir::RegisterOperationTask{current_stream(), std::move(op)});
+}
+
+ir::Bytes copy_payload(const void* data, std::size_t size) {
+  return ir::exclusive_copy_of(data, size);
 }
 
 }  // namespace detail

@@ -1,8 +1,10 @@
 // The receive buffer of one websocket message (a Beast DynamicBuffer). Memory is committed as the
 // message's bytes arrive, never reserved from the length a frame header declares: the caller grows
 // it one bounded chunk ahead of each read (`reserve_next`), and growth is geometric through
-// realloc, which for large blocks remaps pages instead of copying them. The finished message is
-// handed to the decoder as shared bytes (`release`), which the decoded frame's tensor views share.
+// realloc, which for large blocks remaps pages instead of copying them. A large upload's declared
+// length only picks a block the process already holds (ir::BlockCache), warm from an earlier
+// message of that size. The finished message is handed to the decoder as shared bytes (`release`),
+// which the decoded frame's tensor views share; the block goes back to the cache when they go.
 // The host reads every message into one, and so does the C++ client (its downloads).
 #pragma once
 
@@ -18,6 +20,7 @@
 #include <boost/asio/buffer.hpp>
 #include <boost/system/error_code.hpp>
 
+#include "torchbridge/ir/block_cache.hpp"
 #include "torchbridge/ir/bytes.hpp"
 #include "torchbridge/ir/exclusive_block.hpp"
 
@@ -39,6 +42,11 @@ class MessageBuffer {
     if (want <= capacity_) return true;
     std::size_t cap = std::max(want, std::min(max_, capacity_ * 2));
     void* p = std::realloc(data_, std::max<std::size_t>(cap, 1));
+    if (p == nullptr && ir::BlockCache::instance().bytes() > 0) {
+      // Out of memory: the warm blocks kept for later messages go first.
+      ir::BlockCache::instance().trim();
+      p = std::realloc(data_, std::max<std::size_t>(cap, 1));
+    }
     if (p == nullptr) return false;
     data_ = static_cast<std::uint8_t*>(p);
     capacity_ = cap;
@@ -48,6 +56,8 @@ class MessageBuffer {
   std::size_t size() const { return size_; }
   std::size_t max_size() const { return max_; }
   std::size_t capacity() const { return capacity_; }
+  // Bytes that can arrive before the block must grow.
+  std::size_t room() const { return capacity_ - front_ - size_; }
   const_buffers_type data() const { return {data_ + front_, size_}; }
   mutable_buffers_type prepare(std::size_t n) {
     if (n > max_ - size_) throw std::length_error("websocket message over the buffer's limit");
@@ -65,7 +75,8 @@ class MessageBuffer {
   // (an upload's payload), shifts what arrived so far so that the payload will start 16-byte
   // aligned, as malloc's blocks are (realloc keeps that, wherever it moves the block). The upload
   // can then become a tensor over this memory (ExclusiveBlock) instead of a copy. Only the first
-  // bytes move; a misread header costs nothing but the alignment.
+  // bytes move; a misread header costs nothing but the alignment. The declared length picks a warm
+  // block from the cache when it holds one that fits; it never makes the buffer allocate.
   void align_large_payload() noexcept {
     constexpr std::size_t kScan = 512;           // where a task's header ends, at most
     constexpr std::uint32_t kLarge = 64 * 1024;  // payloads worth not copying
@@ -77,6 +88,7 @@ class MessageBuffer {
                                 (std::uint32_t{m[i + 3]} << 8) | std::uint32_t{m[i + 4]};
       if (len < kLarge) continue;
       const std::size_t shift = (kAlign - (front_ + i + 5) % kAlign) % kAlign;
+      adopt_cached(front_ + shift + i + 5 + std::size_t{len});
       if (shift == 0 || !reserve_next(shift) || front_ + shift + size_ > capacity_) return;
       m = data_ + front_;
       std::memmove(data_ + front_ + shift, m, size_);
@@ -93,14 +105,31 @@ class MessageBuffer {
     // Growth left up to half the block unused: give it back, since the decoded frame's tensors
     // may keep the block (uploads become tensors over it) and count only their own bytes. For
     // large blocks realloc shrinks in place (the tail's pages are unmapped), copying nothing.
-    if (std::exchange(capacity_, 0) - n > kTrimSlack && n > 0) {
-      if (void* q = std::realloc(p, n)) p = static_cast<std::uint8_t*>(q);
+    std::size_t block = std::exchange(capacity_, 0);
+    if (block - n > kTrimSlack && n > 0) {
+      if (void* q = std::realloc(p, n)) {
+        p = static_cast<std::uint8_t*>(q);
+        block = n;
+      }
     }
-    return ir::exclusive_block(p, n).slice(front, n - front);
+    return ir::exclusive_block(p, block).slice(front, n - front);
   }
 
  private:
-  static constexpr std::size_t kTrimSlack = 64 * 1024;
+  // A block taken from the cache fits within this slack, so that release() keeps it whole.
+  static constexpr std::size_t kTrimSlack = ir::BlockCache::kTakeSlack;
+
+  // Moves what arrived into a cached block of `end` bytes or a little more, when there is one.
+  void adopt_cached(std::size_t end) noexcept {
+    if (end <= capacity_ || end - front_ > max_) return;  // fits, or the message is too large
+    const auto b = ir::BlockCache::instance().take(end, end + kTrimSlack);
+    if (b.data == nullptr) return;
+    std::memcpy(b.data + front_, data_ + front_, size_);
+    std::free(data_);
+    data_ = b.data;
+    capacity_ = b.size;
+  }
+
   std::size_t max_;
   std::uint8_t* data_ = nullptr;
   std::size_t front_ = 0;  // the message starts here in the block (alignment, see above)
@@ -117,13 +146,21 @@ namespace tb::net {
 inline constexpr std::size_t kReadChunk = 1 << 20;
 inline constexpr std::size_t kFirstReadChunk = 64 << 10;
 
+// What the next read of a message asks for: a small first read (most messages are small), then the
+// room the block has (all of a warm block taken for the message) before it grows by kReadChunk.
+inline std::size_t next_read_size(const MessageBuffer& buffer) {
+  if (buffer.size() == 0) return kFirstReadChunk;
+  const std::size_t room = buffer.room();
+  return room > 0 ? std::min(room, kReadChunk) : kReadChunk;
+}
+
 // Reads one whole websocket message into `buffer`, kReadChunk bytes at a time, committing memory
 // only ahead of each read. After each read `progress()` may end the read early by returning an
 // error (a budget exceeded); `done(ec)` is called once, with the message complete when !ec.
 template <class Stream, class Progress, class Done>
 void async_read_chunked(Stream& ws, MessageBuffer& buffer, Progress progress, Done done) {
   const bool first = buffer.size() == 0;
-  const std::size_t chunk = first ? kFirstReadChunk : kReadChunk;
+  const std::size_t chunk = next_read_size(buffer);
   if (!buffer.reserve_next(chunk)) {
     return done(make_error_code(boost::system::errc::not_enough_memory));
   }

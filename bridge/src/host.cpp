@@ -13,6 +13,7 @@
 #include "listener.hpp"
 #include "metrics.hpp"
 #include "net/tls.hpp"
+#include "torchbridge/ir/block_cache.hpp"
 
 namespace tb::bridge {
 
@@ -36,8 +37,14 @@ struct Host::Impl {
     sweeper.expires_after(std::chrono::seconds(1));
     sweeper.async_wait([this](boost::system::error_code ec) {
       if (ec) return;
-      guarded([&] { state.data.expire(std::chrono::steady_clock::now()); },
-              [](const std::string& what) { spdlog::error("expiring exposures: {}", what); });
+      guarded(
+          [&] {
+            const auto now = std::chrono::steady_clock::now();
+            state.data.expire(now);
+            // Warm message blocks nobody took for a while go back to the system.
+            ir::BlockCache::instance().expire(now);
+          },
+          [](const std::string& what) { spdlog::error("expiring exposures: {}", what); });
       sweep();
     });
   }
@@ -92,6 +99,12 @@ Status Host::start() {
           options.host);
     }
   }
+  // Warm message blocks count against the host's limit (TaskRunner empties the cache before it
+  // refuses work); an eighth of it, up to 1 GiB, keeps a large upload's block for the next one.
+  constexpr std::uint64_t kMaxCache = std::uint64_t{1} << 30;
+  const std::uint64_t host_bytes = options.limits.max_host_bytes;
+  ir::BlockCache::instance().set_limit(
+      static_cast<std::size_t>(host_bytes ? std::min(host_bytes / 8, kMaxCache) : kMaxCache));
   im.work.emplace(im.ioc.get_executor());
   im.listener.accept();
   im.sweep();

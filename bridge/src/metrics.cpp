@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "host_state.hpp"
+#include "torchbridge/ir/block_cache.hpp"
 #include "torchbridge/ir/format.hpp"
 #include "torchbridge/ir/profile.hpp"
 
@@ -80,6 +81,12 @@ std::string metrics_text(const HostState& host) {
          "Bytes held besides tensors: messages being received, queued tasks and answers, "
          "exposed copies.",
          m.held_bytes);
+  const auto cache = ir::BlockCache::instance().stats();
+  metric("block_cache_bytes", "gauge",
+         "Warm message blocks kept for the next large message (counted against --max-host-bytes).",
+         ir::BlockCache::instance().bytes());
+  metric("block_cache_hits_total", "counter", "Large messages received into a warm block.",
+         cache.hits);
   metric("tasks_total", "counter", "Tasks received.", m.tasks);
   metric("tasks_inline_total", "counter",
          "Tasks answered on the network thread: small reads and syncs of an idle CPU session.",

@@ -8,6 +8,7 @@
 #include "guard.hpp"
 #include "host_state.hpp"
 #include "task_runner.hpp"
+#include "torchbridge/ir/block_cache.hpp"
 #include "ws_session.hpp"
 
 namespace tb::bridge {
@@ -233,7 +234,9 @@ void SessionWorker::run_one(TaskRunner& runner, ir::Task& task) {
     runner.run(task);
   } catch (const std::bad_alloc&) {
     // Out of memory in this task (ATen's own failures are errors already): the task fails, the
-    // session goes on, and what the task owed is answered.
+    // session goes on, and what the task owed is answered. Warm blocks kept for later messages
+    // go first, so that what follows has the room.
+    ir::BlockCache::instance().trim();
     Error e = make_error(ErrorCode::kLimit, "{}: the host ran out of memory", ir::task_name(task));
     spdlog::warn("session {:016x}: {}", identity_.session_id, e.what());
     runner.executor().fail(e, {});
@@ -253,6 +256,7 @@ void SessionWorker::answer(TaskRunner& runner, ir::TaskResponse response) {
   try {
     frame = OutFrame::encode(response);
   } catch (const std::bad_alloc&) {
+    ir::BlockCache::instance().trim();
     frame = nullptr;
   }
   if (!frame) {

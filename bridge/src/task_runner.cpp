@@ -1,4 +1,5 @@
 #include "task_runner.hpp"
+#include "torchbridge/ir/block_cache.hpp"
 
 #include <algorithm>
 
@@ -103,10 +104,18 @@ std::optional<Error> TaskRunner::over_memory_limit(std::uint64_t extra) {
                       "exposed copies), over the host's limit of {} bytes (--max-session-bytes)",
                       session, tensors, held + extra, limits.max_session_bytes);
   }
-  const std::uint64_t host =
+  // The process's warm message blocks (ir::BlockCache) are held for every session: they count,
+  // and go first when the host would otherwise refuse work.
+  auto& cache = ir::BlockCache::instance();
+  const std::uint64_t cached = cache.bytes();
+  std::uint64_t host =
       host_tensors +
       (services_.held && services_.held->parent() ? services_.held->parent()->bytes() : held) +
-      extra;
+      extra + cached;
+  if (limits.max_host_bytes && host > limits.max_host_bytes && cached > 0) {
+    host -= cached;
+    cache.trim();
+  }
   if (limits.max_host_bytes && host > limits.max_host_bytes) {
     return make_error(ErrorCode::kLimit,
                       "the host holds {} bytes for all its sessions, over its limit of {} bytes "

@@ -3,12 +3,14 @@
 // away, collectives naming absent devices, answers over the client's message limit, and frame
 // headers declaring huge messages. Findings that need the allocator to fail run in a child process
 // under an address-space limit (memory_pressure_test.cpp).
+#include <cstdlib>
 #include <string>
 
 #include <gmock/gmock.h>
 
 #include "backends/libtorch/op_test_util.hpp"
 #include "bridge/host_raw_client.hpp"
+#include "torchbridge/ir/block_cache.hpp"
 
 namespace tb::test {
 namespace {
@@ -254,6 +256,27 @@ TEST(HostHardening, FrameHeadersDeclaringHugeMessagesReserveNothing) {
         << "16 headers of 1 GiB each reserved their declared sizes";
   }
   expect_computes(host.port());
+}
+
+// Warm message blocks (ir::BlockCache) are memory the host holds for no session: they count against
+// --max-host-bytes, and they are the first to go when a session needs the room.
+TEST(HostHardening, WarmMessageBlocksCountAgainstTheHostLimitAndGoFirst) {
+  bridge::HostOptions o;
+  o.limits.max_host_bytes = 8 * kMiB;
+  ConfiguredHost host(o);
+  auto& cache = ir::BlockCache::instance();
+  EXPECT_EQ(cache.limit(), kMiB) << "an eighth of the host's limit";
+  cache.set_limit(16 * kMiB);
+  for (int i = 0; i < 6; ++i) cache.give(static_cast<std::uint8_t*>(std::malloc(kMiB)), kMiB);
+  ASSERT_EQ(cache.bytes(), 6 * kMiB);
+
+  Session s(host.port(), 0);
+  s.send({ones(1, kMiB)});  // 4 MiB of tensor: within the limit only without the 6 MiB kept
+  const auto sync = s.sync();
+  EXPECT_FALSE(std::holds_alternative<ExecutionError>(sync))
+      << std::get<ExecutionError>(sync).reason;
+  EXPECT_EQ(cache.bytes(), 0u);
+  cache.set_limit(kMiB);
 }
 
 // Finding 12: --max-session-bytes was unlimited by default.

@@ -8,15 +8,19 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
+#include <new>
 
+#include "torchbridge/ir/block_cache.hpp"
 #include "torchbridge/ir/bytes.hpp"
 
 namespace tb::ir {
 
 struct ExclusiveBlock {
   std::size_t size = 0;  // the block's bytes, all of which a kept slice keeps alive
-  void operator()(std::uint8_t* p) const { std::free(p); }
+  // Back to the process's BlockCache, which keeps it warm for the next message or frees it.
+  void operator()(std::uint8_t* p) const { BlockCache::instance().give(p, size); }
 };
 
 // Bytes over a malloc'd block of `size` bytes, which they own and free.
@@ -24,6 +28,23 @@ inline Bytes exclusive_block(std::uint8_t* p, std::size_t size) {
   // If the control block cannot be allocated, the deleter frees `p` before the throw.
   std::shared_ptr<std::uint8_t> owner(p, ExclusiveBlock{size});
   return Bytes(std::move(owner), p, size);
+}
+
+// Bytes holding a copy of `size` bytes at `data`, in a warm block of the BlockCache when it keeps
+// one of about that size (a client's uploads).
+inline Bytes exclusive_copy_of(const void* data, std::size_t size) {
+  if (size < BlockCache::kMinBlock) return Bytes::copy_of(data, size);
+  auto b = BlockCache::instance().take(size, size + BlockCache::kTakeSlack);
+  if (b.data == nullptr) {
+    b = {static_cast<std::uint8_t*>(std::malloc(size)), size};
+    if (b.data == nullptr) {
+      BlockCache::instance().trim();  // the warm blocks go first
+      b.data = static_cast<std::uint8_t*>(std::malloc(size));
+    }
+    if (b.data == nullptr) throw std::bad_alloc();
+  }
+  std::memcpy(b.data, data, size);
+  return exclusive_block(b.data, b.size).slice(0, size);
 }
 
 // The block `bytes` lie in when its owner is exclusive; null otherwise.

@@ -308,6 +308,11 @@ std::vector<Tensor> custom(const Device& device, std::string id, std::vector<Ten
 
 // ---- Templates. ----
 
+namespace detail {
+// An upload's bytes, copied into a warm block when the process keeps one of that size.
+ir::Bytes copy_payload(const void* data, std::size_t size);
+}  // namespace detail
+
 template <class T>
 Result<std::vector<T>> Tensor::data_to_vector(const ir::TensorData& data) {
   const std::uint64_t n = ir::num_elements(data.shape);
@@ -347,7 +352,7 @@ ir::TensorData Tensor::vector_to_data(const std::vector<T>& values, Shape shape,
     data.bytes = ir::Bytes::from_vector(std::move(bytes));
   } else {
     data.dtype = ir::DType(ElementDType<T>::kKind);
-    data.bytes = ir::Bytes::copy_of(values.data(), values.size() * sizeof(T));
+    data.bytes = detail::copy_payload(values.data(), values.size() * sizeof(T));
   }
   return data;
 }
