@@ -12,6 +12,7 @@
 #include "net/any_stream.hpp"
 #include "net/message_buffer.hpp"
 #include "net/tls.hpp"
+#include "torchbridge/ir/block_cache.hpp"
 #include "torchbridge/ir/codec.hpp"
 
 namespace tb::client {
@@ -88,6 +89,16 @@ struct Session::Io {
   bool close_started = false;
   std::thread thread;
   std::optional<net::executor_work_guard<net::io_context::executor_type>> guard;
+  // Each second, the process's warm message blocks left idle go back to the system.
+  net::steady_timer sweeper{ioc};
+  void sweep() {
+    sweeper.expires_after(std::chrono::seconds(1));
+    sweeper.async_wait([this](beast::error_code ec) {
+      if (ec) return;
+      ir::BlockCache::instance().expire(std::chrono::steady_clock::now());
+      sweep();
+    });
+  }
   // Set once the connection is over (closed by us, by the host, or failed).
   std::promise<void> ended;
   std::atomic<bool> ended_set{false};
@@ -286,6 +297,7 @@ Status Session::open() {
   io.guard.emplace(io.ioc.get_executor());
   io.ioc.restart();
   Reader::read(this);
+  io.sweep();
   io.thread = std::thread([this] { io_->ioc.run(); });
   return ok();
 }

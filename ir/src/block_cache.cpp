@@ -10,7 +10,7 @@ namespace tb::ir {
 BlockCache& BlockCache::instance() {
   // Never destroyed: blocks come back from deleters that may run during static destruction.
   static BlockCache* cache = [] {
-    constexpr std::size_t kDefault = std::size_t{128} << 20;
+    constexpr std::size_t kDefault = std::size_t{256} << 20;
     const long pages = sysconf(_SC_PHYS_PAGES);
     const long page = sysconf(_SC_PAGESIZE);
     std::size_t limit = kDefault;
@@ -53,18 +53,30 @@ void BlockCache::give(std::uint8_t* p, std::size_t size) noexcept {
       // Also where a process without a sweeper (a client) lets idle blocks go.
       const auto now = std::chrono::steady_clock::now();
       while (count_ > 0 && now - entries_[0].since > kMaxIdle) erase_locked(0);
-      make_room_locked(size);
-      entries_[count_++] = Entry{p, size, now};
-      bytes_ += size;
-      ++stats_.kept;
-      return;
+      if (make_room_locked(size)) {
+        entries_[count_++] = Entry{p, size, now};
+        bytes_ += size;
+        ++stats_.kept;
+        return;
+      }
     }
   }
   std::free(p);
 }
 
-void BlockCache::make_room_locked(std::size_t room) noexcept {
-  while (count_ > 0 && (count_ == kMaxBlocks || bytes_ + room > limit_)) erase_locked(0);
+bool BlockCache::make_room_locked(std::size_t room) noexcept {
+  // The oldest go first, but never a block larger than the one to keep: refaulting a block costs
+  // in proportion to its size, and freeing a large one (munmap) would stall the small message
+  // that made room for its own.
+  std::size_t n = 0;
+  std::size_t freed = 0;
+  while (n < count_ && (count_ - n == kMaxBlocks || bytes_ - freed + room > limit_)) {
+    if (entries_[n].size > room) return false;
+    freed += entries_[n++].size;
+  }
+  if (count_ - n == kMaxBlocks || bytes_ - freed + room > limit_) return false;
+  while (n-- > 0) erase_locked(0);
+  return true;
 }
 
 void BlockCache::erase_locked(std::size_t i) noexcept {
@@ -90,7 +102,7 @@ void BlockCache::expire(std::chrono::steady_clock::time_point now) noexcept {
 void BlockCache::set_limit(std::size_t bytes) noexcept {
   std::lock_guard<std::mutex> lock(mutex_);
   limit_ = bytes;
-  make_room_locked(0);
+  while (count_ > 0 && bytes_ > limit_) erase_locked(0);
 }
 
 std::size_t BlockCache::limit() const {

@@ -1,5 +1,6 @@
 // BlockCache: freed message blocks kept warm for the next message of about their size, within a
-// bound in bytes and in blocks, oldest first out, expiring when idle.
+// bound in bytes and in blocks, oldest first out (never a larger block for a smaller one),
+// expiring when idle.
 #include "torchbridge/ir/block_cache.hpp"
 
 #include <gtest/gtest.h>
@@ -68,6 +69,20 @@ TEST(BlockCache, TheOldestGoFirstToStayWithinTheLimit) {
   }
   EXPECT_EQ(taken, std::vector<std::uint8_t*>(blocks.begin() + 1, blocks.end()));
   for (auto* p : taken) std::free(p);
+}
+
+TEST(BlockCache, ASmallerBlockNeverPushesOutALargerOne) {
+  BlockCache cache(1 << 20);
+  auto* large = block(768 * kKiB);
+  cache.give(large, 768 * kKiB);
+  // Room for 512 KiB only by freeing the 768 KiB block: the 512 KiB one is freed instead.
+  cache.give(block(512 * kKiB), 512 * kKiB);
+  EXPECT_EQ(cache.bytes(), 768 * kKiB);
+  EXPECT_EQ(cache.stats().kept, 1u);
+  // A block as large or larger makes room as usual.
+  cache.give(block(1 << 20), 1 << 20);
+  EXPECT_EQ(cache.bytes(), 1u << 20);
+  EXPECT_EQ(cache.take(768 * kKiB, 768 * kKiB).data, nullptr) << "the older one went";
 }
 
 TEST(BlockCache, KeepsAtMostMaxBlocks) {

@@ -35,10 +35,10 @@ class BlockCache {
   static constexpr std::size_t kMaxBlocks = 32;
   // What a block taken for n bytes may have beyond them (it pins that much more while in use).
   static constexpr std::size_t kTakeSlack = 32 * 1024;
-  static constexpr std::chrono::seconds kMaxIdle{2};
+  static constexpr std::chrono::seconds kMaxIdle{10};
 
-  // The process's cache. Its default limit is min(physical memory / 16, 128 MiB); a host sets its
-  // own from its memory limit.
+  // The process's cache. Its default limit is min(physical memory / 16, 256 MiB); a host sets its
+  // own from its memory limit. A host's sweeper and each client session expire idle blocks.
   static BlockCache& instance();
 
   explicit BlockCache(std::size_t limit_bytes) : limit_(limit_bytes) {}
@@ -50,7 +50,7 @@ class BlockCache {
   // an empty Block when there is none.
   Block take(std::size_t min, std::size_t max) noexcept;
   // Keeps a malloc'd block of `size` bytes for a later take, or frees it (too small, larger than
-  // the limit). Older blocks are freed to make room.
+  // the limit, or room only by freeing a larger block). Older blocks are freed to make room.
   void give(std::uint8_t* p, std::size_t size) noexcept;
 
   // Frees every kept block.
@@ -70,8 +70,9 @@ class BlockCache {
     std::size_t size = 0;
     std::chrono::steady_clock::time_point since;
   };
-  // Frees entries, oldest first, until `bytes_ + room` fits the limit and a slot is free.
-  void make_room_locked(std::size_t room) noexcept;
+  // Frees entries, oldest first, until `bytes_ + room` fits the limit and a slot is free; false
+  // (and nothing freed) when that would free a block larger than `room`.
+  bool make_room_locked(std::size_t room) noexcept;
   void erase_locked(std::size_t i) noexcept;
 
   mutable std::mutex mutex_;
