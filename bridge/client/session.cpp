@@ -10,6 +10,7 @@
 #include <boost/beast/websocket.hpp>
 
 #include "net/any_stream.hpp"
+#include "net/io_loop.hpp"
 #include "net/message_buffer.hpp"
 #include "net/tls.hpp"
 #include "torchbridge/ir/block_cache.hpp"
@@ -91,13 +92,13 @@ struct Session::Io {
   std::optional<net::executor_work_guard<net::io_context::executor_type>> guard;
   // Each second, the process's warm message blocks left idle go back to the system.
   net::steady_timer sweeper{ioc};
+  // Warm message blocks nobody took for a while go back to the system. Best effort: the cache
+  // is bounded without it, so a failed tick is dropped.
   void sweep() {
-    sweeper.expires_after(std::chrono::seconds(1));
-    sweeper.async_wait([this](beast::error_code ec) {
-      if (ec) return;
-      ir::BlockCache::instance().expire(std::chrono::steady_clock::now());
-      sweep();
-    });
+    tb::net::every(
+        sweeper, std::chrono::seconds(1),
+        [] { ir::BlockCache::instance().expire(std::chrono::steady_clock::now()); },
+        [](const std::string&) {});
   }
   // Set once the connection is over (closed by us, by the host, or failed).
   std::promise<void> ended;
@@ -298,7 +299,19 @@ Status Session::open() {
   io.ioc.restart();
   Reader::read(this);
   io.sweep();
-  io.thread = std::thread([this] { io_->ioc.run(); });
+  // A handler that throws (each handles what it expects; this is the last resort) ends this
+  // session with that error, never the program, and the loop runs on so the close completes.
+  io.thread = std::thread([this] {
+    tb::net::run_guarded(io_->ioc, [this](const std::string& what) noexcept {
+      try {
+        fail(Error{
+            ErrorCode::kInternal,
+            fmt::format("the client's network thread: {}", what.empty() ? "an exception" : what),
+            describe()});
+      } catch (...) {
+      }
+    });
+  });
   return ok();
 }
 

@@ -10,6 +10,7 @@
 
 namespace tb::bridge {
 
+using tb::caught_exception_text;
 using tb::current_exception_text;
 
 // Runs `fn`; an exception becomes `on_exception(text)`, which must not throw.
@@ -18,12 +19,7 @@ void guarded(Fn&& fn, OnException&& on_exception) noexcept {
   try {
     fn();
   } catch (...) {
-    std::string what;
-    try {
-      what = current_exception_text();
-    } catch (...) {
-    }
-    on_exception(what);
+    on_exception(caught_exception_text());
   }
 }
 

@@ -12,6 +12,7 @@
 #include "host_state.hpp"
 #include "listener.hpp"
 #include "metrics.hpp"
+#include "net/io_loop.hpp"
 #include "net/tls.hpp"
 #include "torchbridge/ir/block_cache.hpp"
 
@@ -32,35 +33,23 @@ struct Host::Impl {
   std::vector<std::thread> threads;
   std::optional<net::executor_work_guard<net::io_context::executor_type>> work;
 
-  // Exposures nobody downloaded in time are freed (their sessions may live on for hours).
+  // Exposures nobody downloaded in time are freed (their sessions may live on for hours), and
+  // warm message blocks nobody took for a while go back to the system.
   void sweep() {
-    sweeper.expires_after(std::chrono::seconds(1));
-    sweeper.async_wait([this](boost::system::error_code ec) {
-      if (ec) return;
-      guarded(
-          [&] {
-            const auto now = std::chrono::steady_clock::now();
-            state.data.expire(now);
-            // Warm message blocks nobody took for a while go back to the system.
-            ir::BlockCache::instance().expire(now);
-          },
-          [](const std::string& what) { spdlog::error("expiring exposures: {}", what); });
-      sweep();
-    });
+    tb::net::every(
+        sweeper, std::chrono::seconds(1),
+        [this] {
+          const auto now = std::chrono::steady_clock::now();
+          state.data.expire(now);
+          ir::BlockCache::instance().expire(now);
+        },
+        [](const std::string& what) { spdlog::error("expiring exposures: {}", what); });
   }
   // An io thread's loop: a handler that throws (each is guarded; this is the last resort) is
   // logged and the loop goes on serving every other connection.
   void serve() {
-    while (true) {
-      try {
-        ioc.run();
-        return;
-      } catch (const std::exception& e) {
-        spdlog::error("network thread: {}; going on", e.what());
-      } catch (...) {
-        spdlog::error("network thread: an unknown exception; going on");
-      }
-    }
+    tb::net::run_guarded(
+        ioc, [](const std::string& what) { spdlog::error("network thread: {}; going on", what); });
   }
 };
 

@@ -24,4 +24,13 @@ inline std::string current_exception_text() {
   }
 }
 
+// The same for a handler that must not throw: "" where even the text cannot be had.
+inline std::string caught_exception_text() noexcept {
+  try {
+    return current_exception_text();
+  } catch (...) {
+    return {};
+  }
+}
+
 }  // namespace tb
