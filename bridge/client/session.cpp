@@ -90,10 +90,9 @@ struct Session::Io {
   bool close_started = false;
   std::thread thread;
   std::optional<net::executor_work_guard<net::io_context::executor_type>> guard;
-  // Each second, the process's warm message blocks left idle go back to the system.
+  // Each second, the process's warm message blocks left idle go back to the system. Best
+  // effort: the cache is bounded without it, so a failed tick is dropped.
   net::steady_timer sweeper{ioc};
-  // Warm message blocks nobody took for a while go back to the system. Best effort: the cache
-  // is bounded without it, so a failed tick is dropped.
   void sweep() {
     tb::net::every(
         sweeper, std::chrono::seconds(1),
