@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cctype>
 #include <limits>
-#include <random>
 
 #include <boost/asio.hpp>
 #include <boost/beast/core.hpp>
@@ -12,6 +11,7 @@
 #include "net/any_stream.hpp"
 #include "net/io_loop.hpp"
 #include "net/message_buffer.hpp"
+#include "net/secure_random.hpp"
 #include "net/tls.hpp"
 #include "torchbridge/ir/block_cache.hpp"
 #include "torchbridge/ir/codec.hpp"
@@ -37,14 +37,6 @@ ir::StreamId current_stream() {
 }
 
 namespace {
-
-std::uint64_t random_u64() {
-  static std::mutex mutex;
-  static std::mt19937_64 rng{std::random_device{}() ^
-                             (static_cast<std::uint64_t>(std::random_device{}()) << 32)};
-  std::lock_guard lock(mutex);
-  return rng();
-}
 
 // Payloads from this size on are sent from the task's own bytes, not copied into the frame.
 constexpr std::size_t kBorrowPayloadsFrom = 64 * 1024;
@@ -184,7 +176,7 @@ Status Session::open() {
   io.ws.write_buffer_bytes(kWriteBufferBytes);
 
   // The handshake: one frame holding exactly one Init, answered first with id 0.
-  session_id_ = options_.session_id ? *options_.session_id : random_u64();
+  session_id_ = options_.session_id ? *options_.session_id : tb::net::secure_random_u64();
   const std::vector<std::uint8_t> credential(options_.credential.begin(),
                                              options_.credential.end());
   const ir::ClientFrame init{

@@ -4,8 +4,8 @@
 
 #include <atomic>
 #include <mutex>
-#include <random>
 
+#include "net/secure_random.hpp"
 #include "ops.hpp"
 #include "torchbridge/ir/exclusive_block.hpp"
 
@@ -40,20 +40,14 @@ namespace {
 std::atomic<std::uint64_t>& local_transfer_counter() {
   // Burn counts from 0 per process; two clients of one host would then collide on ids, so this
   // client starts at a random point of the u64 range.
-  static std::atomic<std::uint64_t> counter{
-      std::random_device{}() | (static_cast<std::uint64_t>(std::random_device{}()) << 32)};
+  static std::atomic<std::uint64_t> counter{tb::net::secure_random_u64()};
   return counter;
 }
 
+// A download key is a bearer token: all 32 bytes from the CSPRNG.
 ir::TransferCapability random_capability() {
-  static std::mutex mutex;
-  static std::mt19937_64 rng{std::random_device{}()};
-  std::lock_guard lock(mutex);
   ir::TransferCapability c{};
-  for (std::size_t i = 0; i < c.size(); i += 8) {
-    const std::uint64_t r = rng();
-    for (std::size_t b = 0; b < 8; ++b) c[i + b] = static_cast<std::uint8_t>(r >> (8 * b));
-  }
+  tb::net::secure_random(c.data(), c.size());
   return c;
 }
 

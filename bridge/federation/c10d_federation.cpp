@@ -2,8 +2,14 @@
 // (a store that does not answer, a peer that went away, a timeout) by throwing.
 #include "torchbridge/bridge/c10d_federation.hpp"
 
+#include <netdb.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <condition_variable>
+#include <cstring>
 #include <map>
 #include <mutex>
 #include <thread>
@@ -15,6 +21,7 @@
 
 #ifdef TB_HAVE_C10D_GLOO
 #include <ATen/ATen.h>
+#include <torch/version.h>
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
@@ -373,6 +380,43 @@ class C10dMember final : public C10dFederation {
 
 }  // namespace
 
+#if TORCH_VERSION_MAJOR >= 2
+// A listening socket on exactly `host`:`port`, for rank 0's store. c10d's TCPStore server binds
+// every interface (`::`) whatever host it is given; handed a socket of our own, it serves only
+// where the federation was told (issue 39, finding 8).
+Result<int> store_listener(const std::string& host, std::uint16_t port) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_NUMERICSERV;
+  addrinfo* found = nullptr;
+  const std::string service = std::to_string(port);
+  if (const int rc = getaddrinfo(host.c_str(), service.c_str(), &hints, &found); rc != 0) {
+    return make_error(ErrorCode::kIo, "federation: cannot resolve the store's host {}: {}", host,
+                      gai_strerror(rc));
+  }
+  std::string why = "no address";
+  int fd = -1;
+  for (const addrinfo* a = found; a != nullptr && fd < 0; a = a->ai_next) {
+    fd = ::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
+    if (fd < 0) continue;
+    const int on = 1;
+    ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof on);
+    if (::bind(fd, a->ai_addr, a->ai_addrlen) != 0 || ::listen(fd, SOMAXCONN) != 0) {
+      why = std::strerror(errno);
+      ::close(fd);
+      fd = -1;
+    }
+  }
+  freeaddrinfo(found);
+  if (fd < 0) {
+    return make_error(ErrorCode::kIo, "federation: cannot listen on {}:{} for the store: {}", host,
+                      port, why);
+  }
+  return fd;
+}
+#endif
+
 Result<std::shared_ptr<C10dFederation>> join_federation(const FederationOptions& options) {
   if (options.world_size == 0 || options.rank >= options.world_size) {
     return make_error(ErrorCode::kInvalidArgument,
@@ -383,8 +427,14 @@ Result<std::shared_ptr<C10dFederation>> join_federation(const FederationOptions&
     return make_error(ErrorCode::kInvalidArgument, "federation: a member serves no device");
   }
   c10::intrusive_ptr<c10d::Store> store, transfers;
+  c10d::TCPStoreOptions so;
+#if TORCH_VERSION_MAJOR >= 2  // LibTorch 1.13's store cannot take a socket: it binds every address
+  if (options.rank == 0) {
+    TB_TRY_ASSIGN(const int fd, store_listener(options.store_host, options.store_port));
+    so.masterListenFd = fd;  // the store's server takes it over
+  }
+#endif
   try {
-    c10d::TCPStoreOptions so;
     so.port = options.store_port;
     so.isServer = options.rank == 0;
     so.waitWorkers = false;

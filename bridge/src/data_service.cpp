@@ -38,7 +38,23 @@ void DataConnection::run(beast::http::request<beast::http::string_body> req) {
   ws_.binary(true);
   beast::get_lowest_layer(ws_).expires_never();
   ws_.async_accept(req, [self = shared_from_this()](beast::error_code ec) {
-    if (!ec) self->read();
+    if (ec) return;
+    self->await_request();
+    self->read();
+  });
+}
+
+// A /data connection needs no token (Burn's server sends none), so one that sends no request must
+// not hold its slot: it has --init-timeout-ms to send one, after the upgrade and after each answer
+// (issue 39, finding 6: 64 silent sockets held every slot for Beast's 300 s idle timeout).
+void DataConnection::await_request() {
+  timer_.expires_after(host_.options.init_timeout);
+  timer_.async_wait([self = shared_from_this()](beast::error_code ec) {
+    if (ec || self->waiting_ || self->ended_) return;
+    // No close handshake: a peer that sends nothing would not answer one either, and Beast would
+    // wait for its close frame as long again. The pending read ends, and with it the connection.
+    self->ended_ = true;
+    self->ws_.next_layer().close();
   });
 }
 
@@ -114,6 +130,7 @@ void DataConnection::respond(DataStore::Payload payload) {
     self->host_.counters.bytes_out += n;
     self->frame_.reset();
     self->write_buffers_.clear();
+    if (!self->ended_) self->await_request();
   });
 }
 

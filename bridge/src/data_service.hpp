@@ -32,6 +32,7 @@ class DataConnection : public std::enable_shared_from_this<DataConnection> {
   void run(boost::beast::http::request<boost::beast::http::string_body> req);
 
  private:
+  void await_request();
   void read();
   void on_read(boost::beast::error_code ec);
   void on_request();

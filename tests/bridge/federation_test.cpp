@@ -1,7 +1,9 @@
 // The federation's pieces: member records, joining on c10d, the sum across members, the
 // all-reduce of sessions whose devices are on different members, and sessions relayed by a
 // member that does not own their device. Members run in this process, on loopback.
+#include <fstream>
 #include <future>
+#include <sstream>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -14,6 +16,10 @@
 #include "task_runner.hpp"
 #include "torchbridge/bridge/c10d_federation.hpp"
 #include "torchbridge/libtorch/libtorch.hpp"
+
+#if __has_include(<torch/version.h>)
+#include <torch/version.h>
+#endif
 
 namespace tb::bridge {
 namespace {
@@ -125,6 +131,42 @@ TEST(C10dFederation, MembersAgreeOnEveryDevicesOwnerAndNumber) {
     EXPECT_EQ(m->members()[2].first_device, 3u);
     EXPECT_EQ(m->members()[1].address, "ws://127.0.0.1:5001");
   }
+}
+
+// The local addresses (hex, as /proc/net/tcp{,6} write them) of the sockets listening on `port`.
+std::vector<std::string> listening_on(std::uint16_t port) {
+  std::vector<std::string> out;
+  const std::string wanted = fmt::format(":{:04X}", port);
+  for (const char* table : {"/proc/net/tcp", "/proc/net/tcp6"}) {
+    std::ifstream in(table);
+    std::string line;
+    std::getline(in, line);  // the header
+    while (std::getline(in, line)) {
+      std::istringstream fields(line);
+      std::string slot, local, remote, state;
+      fields >> slot >> local >> remote >> state;
+      const auto colon = local.rfind(':');
+      if (state == "0A" && colon != std::string::npos && local.substr(colon) == wanted) {
+        out.push_back(local.substr(0, colon));
+      }
+    }
+  }
+  return out;
+}
+
+// Issue 39, finding 8: given --federation 127.0.0.1:P, rank 0's store listened on `::`, every
+// interface. It listens where it was told (checked in the kernel's socket table: no traffic to
+// any other address).
+TEST(C10dFederation, TheStoreListensOnlyWhereItWasTold) {
+  SKIP_WITHOUT_FEDERATION();
+#if TORCH_VERSION_MAJOR < 2
+  GTEST_SKIP() << "LibTorch 1.13's store binds every address (no masterListenFd)";
+#endif
+  auto f = form({1, 1});
+  ASSERT_EQ(f.members.size(), 2u);
+  const auto addresses = listening_on(f.store_port);
+  ASSERT_FALSE(addresses.empty());
+  for (const auto& a : addresses) EXPECT_EQ(a, "0100007F") << "the store listens on " << a;
 }
 
 TEST(C10dFederation, ARankJoinsOnceAndTheOthersNeedTheSameToken) {

@@ -235,6 +235,30 @@ TEST(HostHardening, DataRequestsOfClientsThatLeaveFreeTheirSlotAtOnce) {
   }
 }
 
+// Issue 39, finding 6: 64 upgraded /data sockets that never sent a request held every /data slot
+// for Beast's 300 s idle timeout, and transfers between hosts got 503 meanwhile. A /data connection
+// now has --init-timeout-ms to send its request, after the upgrade and after each answer.
+TEST(HostHardening, SilentDataConnectionsLoseTheirSlotAtTheRequestDeadline) {
+  bridge::HostOptions o;
+  o.limits.max_data_connections = 4;
+  o.init_timeout = 300ms;
+  ConfiguredHost host(o);
+  std::vector<std::unique_ptr<RawClient>> silent;
+  for (int i = 0; i < 4; ++i) {
+    silent.push_back(std::make_unique<RawClient>());
+    ASSERT_FALSE(silent.back()->open(host.port(), "/data")) << i;
+  }
+  ASSERT_TRUE(eventually([&] { return host.metrics().data_connections_open == 4; }));
+  RawClient refused;
+  EXPECT_TRUE(refused.open(host.port(), "/data")) << "the budget is full while they are young";
+  EXPECT_TRUE(eventually([&] { return host.metrics().data_connections_open == 0; }, 5s))
+      << "silent /data connections are closed at their request deadline";
+  RawClient next;
+  EXPECT_FALSE(next.open(host.port(), "/data")) << "a downloader gets a slot again";
+  const auto closed = silent.front()->read(2s);
+  EXPECT_TRUE(closed.ended());
+}
+
 // Finding 5: a websocket header declaring a 1 GiB frame made the host reserve the declared size;
 // 16 of them grew its virtual memory by about 17 GiB.
 TEST(HostHardening, FrameHeadersDeclaringHugeMessagesReserveNothing) {

@@ -380,7 +380,15 @@ Status lower_Base_RepeatDim(OpContext& ctx, const ir::RepeatDimOpIr& op) {
     return ctx.invalid("repeat dim {} for a tensor of rank {}", op.dim, in.dim());
   }
   std::vector<std::int64_t> reps(static_cast<std::size_t>(in.dim()), 1);
+  std::vector<std::int64_t> sizes = in.sizes().vec();
+  std::int64_t repeated = 0;
+  if (op.times > static_cast<std::uint64_t>(INT64_MAX) ||
+      __builtin_mul_overflow(sizes[op.dim], static_cast<std::int64_t>(op.times), &repeated)) {
+    return ctx.invalid("repeat {} times overflows the size of dim {}", op.times, op.dim);
+  }
   reps[op.dim] = static_cast<std::int64_t>(op.times);
+  sizes[op.dim] = repeated;
+  TB_TRY(ctx.declared_as(op.out, sizes));
   return ctx.out(op.out, in.repeat(reps));
 }
 

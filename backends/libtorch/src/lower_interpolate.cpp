@@ -113,6 +113,7 @@ Status lower_Module_Interpolate(OpContext& ctx, const ir::InterpolateOpIr& op) {
   const auto oh = static_cast<std::int64_t>(op.output_size[0]);
   const auto ow = static_cast<std::int64_t>(op.output_size[1]);
   const auto n = x_in.size(0), c = x_in.size(1), h = x_in.size(2), w = x_in.size(3);
+  TB_TRY(ctx.declared_as(op.out, {n, c, oh, ow}));
   if (n * c * oh * ow == 0) return ctx.out(op.out, at::zeros({n, c, oh, ow}, x_in.options()));
   if (aten_bilinear(o)) {
     const bool ac = o.coordinate_transform.kind == Kind::AlignCorners;

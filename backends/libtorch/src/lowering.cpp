@@ -70,6 +70,13 @@ Status OpContext::out(const ir::TensorIr& t, const at::Tensor& value, const ir::
   return ok();
 }
 
+Status OpContext::declared_as(const ir::TensorIr& t, at::IntArrayRef expected) const {
+  if (same_shape(expected, t.shape.dims)) return ok();
+  return make_error(ErrorCode::kInvalidArgument,
+                    "output #{} is declared [{}] but the op's scalars make {}", t.id.value,
+                    fmt::join(t.shape.dims, ", "), shape_string(expected));
+}
+
 void LoweringTable::set(ir::OpKind kind, LowerFn fn) {
   auto& e = entries_[static_cast<std::size_t>(kind)];
   if (e.fn) duplicates_.push_back(kind);

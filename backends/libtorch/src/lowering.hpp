@@ -70,6 +70,11 @@ class OpContext {
   // and burn-tch give int argmax/argmin as I64).
   Status out(const ir::TensorIr& t, const at::Tensor& value, const ir::DType& held);
 
+  // For ops whose work a scalar sizes (repeat counts, interpolation sizes): the output `t` must be
+  // declared with the shape the scalars make, checked *before* the work. The host's memory limits
+  // check declared shapes, so a scalar larger than its declared output would bypass them.
+  Status declared_as(const ir::TensorIr& t, at::IntArrayRef expected) const;
+
   // Options for creating a tensor of `dtype` on this device.
   at::TensorOptions options(const ir::DType& dtype) const {
     return at::TensorOptions().dtype(storage_type(dtype)).device(device_);

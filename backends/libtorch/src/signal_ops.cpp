@@ -13,7 +13,10 @@
 // Burn's front end accepts only power-of-two lengths; any n >= 1 is computed here as the plain
 // DFT of that length, which is what the declared output shapes describe.
 // f16/bf16 are computed in f32 and rounded once (as Flex does; CPU FFTs have no half kernels).
+#include <algorithm>
 #include <limits>
+
+#include <fmt/ranges.h>
 
 #include "lowering.hpp"
 
@@ -89,6 +92,30 @@ at::Tensor widened(const at::Tensor& x, at::ScalarType compute) {
   return x.scalar_type() == compute ? x : x.to(compute);
 }
 
+// The outputs' declared shapes must be what the transform makes: `length` along `dim`, the input's
+// sizes elsewhere. Checked before the work, because the host's memory limits are checked on the
+// declared shapes: a declared [2] with n = 2^27 had made the host compute 2 GiB (issue 39,
+// finding 7).
+Status check_declared(const CustomOpCall& call, const at::Tensor& input, std::int64_t dim,
+                      std::int64_t length) {
+  std::vector<std::int64_t> expected = input.sizes().vec();
+  expected[static_cast<std::size_t>(dim)] = length;
+  for (std::size_t i = 0; i < call.op.outputs.size(); ++i) {
+    const auto& declared = call.op.outputs[i].shape.dims;
+    const bool same = declared.size() == expected.size() &&
+                      std::equal(declared.begin(), declared.end(), expected.begin(),
+                                 [](std::uint64_t d, std::int64_t e) {
+                                   return static_cast<std::int64_t>(d) == e;
+                                 });
+    if (!same) {
+      return make_error(ErrorCode::kInvalidArgument,
+                        "output {} is declared [{}] but the transform makes {}", i,
+                        fmt::join(declared, ", "), shape_string(expected));
+    }
+  }
+  return ok();
+}
+
 Result<std::vector<at::Tensor>> rfft(const CustomOpCall& call) {
   TB_TRY_ASSIGN(const FftArgs args, fft_args(call, 1, 2));
   const at::Tensor& signal = call.inputs[0];
@@ -96,6 +123,8 @@ Result<std::vector<at::Tensor>> rfft(const CustomOpCall& call) {
     return make_error(ErrorCode::kInvalidArgument, "cannot transform an empty dimension {}",
                       args.dim);
   }
+  const std::int64_t length = args.n ? *args.n : signal.size(args.dim);
+  TB_TRY(check_declared(call, signal, args.dim, length / 2 + 1));
   const at::ScalarType compute = signal.scalar_type() == at::kDouble ? at::kDouble : at::kFloat;
   const at::Tensor spectrum =
       at::fft_rfft(widened(signal, compute), args.n, args.dim, c10::string_view("backward"));
@@ -123,6 +152,7 @@ Result<std::vector<at::Tensor>> irfft(const CustomOpCall& call) {
                       "a spectrum of 1 bin along dimension {} gives a signal of length 0; give n",
                       args.dim);
   }
+  TB_TRY(check_declared(call, re, args.dim, args.n ? *args.n : 2 * (bins - 1)));
   const bool wide = re.scalar_type() == at::kDouble || im.scalar_type() == at::kDouble;
   const at::ScalarType compute = wide ? at::kDouble : at::kFloat;
   const at::Tensor spectrum = at::complex(widened(re, compute), widened(im, compute));

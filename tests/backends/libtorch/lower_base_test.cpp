@@ -941,6 +941,17 @@ TEST_F(BaseFloat_RepeatDim, TilesTheWholeTensor) {
   EXPECT_TRUE(get(tir(4, {0, 2})).empty());
 }
 
+// Issue 39, finding 7's class: the repeat count sizes the work, the declared output is what the
+// host's limits check. A count of 2^40 declared as [4, 2] is refused before anything is allocated.
+TEST_F(BaseFloat_RepeatDim, ACountLargerThanTheDeclaredOutputIsRefusedFirst) {
+  const auto a = input(1, {2, 2}, kF32, {1, 2, 3, 4});
+  EXPECT_THAT(op_error<OpKind::BaseFloat_RepeatDim>({a, 0, std::uint64_t{1} << 40, out(2, {4, 2})}),
+              ::testing::HasSubstr("output #2 is declared [4, 2] but the op's scalars make "
+                                   "[2199023255552, 2]"));
+  EXPECT_THAT(op_error<OpKind::BaseFloat_RepeatDim>({a, 0, UINT64_MAX, out(3, {4, 2})}),
+              ::testing::HasSubstr("overflows"));
+}
+
 TEST_F(BaseInt_RepeatDim, NonContiguous) {
   const auto a = transposed(1, 2, 2, kI64, {-1, 2, 3, -4});
   op<OpKind::BaseInt_RepeatDim>({a, 1, 2, out(2, {2, 4}, kI64)});

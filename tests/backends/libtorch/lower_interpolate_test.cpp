@@ -369,6 +369,19 @@ TEST_F(Module_InterpolateV6, NearestRoundingModesHandComputed) {
             (Vec{30}));
 }
 
+// Issue 39, finding 7's class: the resolved output size sizes the work, the declared output is what
+// the host's limits check; a size of 2^20 x 2^20 declared as [1, 1, 2, 2] is refused before work.
+TEST_F(Module_InterpolateV6, AnOutputSizeLargerThanTheDeclaredOutputIsRefusedFirst) {
+  const auto x = input(dims4(1, 1, 2, 2), DTypeKind::F32, Vec{1, 2, 3, 4});
+  const auto error = run_error(make_op<K::Module_Interpolate>(InterpolateOpIr{
+      x, u2(I64{1} << 20, I64{1} << 20), opts(Mode::Nearest, Kind::Asymmetric, Round::Floor),
+      out(next_++, dims4(1, 1, 2, 2), DTypeKind::F32)}));
+  EXPECT_NE(error.find("is declared [1, 1, 2, 2] but the op's scalars make [1, 1, 1048576, "
+                       "1048576]"),
+            std::string::npos)
+      << error;
+}
+
 TEST_F(Module_InterpolateV6, ScaleFactorDrivesTheCoordinates) {
   // 4 -> 2 with scale 0.6 (floor(2.4) = 2): Asymmetric coordinates o / 0.6 = 0, 1.67 (floor 0, 1);
   // from the sizes alone o * 4 / 2 = 0, 2.

@@ -237,8 +237,13 @@ TEST_F(SignalOps, MisuseIsAClearErrorNamingTheOp) {
   EXPECT_THAT(rfft({i}, {re, im}, fft_scalars(1, std::nullopt)),
               HasSubstr("input 0 must be a float tensor, not i32"));
   EXPECT_THAT(rfft({x}, {out(10, {2, 4}), im}, fft_scalars(1, std::nullopt)),
-              HasSubstr("custom op \"signal::rfft\" output 0 has shape [2, 3], the op declares "
-                        "[2, 4]"));
+              HasSubstr("custom op \"signal::rfft\": output 0 is declared [2, 4] but the "
+                        "transform makes [2, 3]"));
+  // Issue 39, finding 7: the scalar n sizes the work, the declared outputs are what the host's
+  // limits check. A declared [2, 2] with n = 2^27 made the host compute 2 GiB before the outputs
+  // were compared; now it is refused before any work.
+  EXPECT_THAT(rfft({x}, {out(10, {2, 2}), out(11, {2, 2})}, fft_scalars(1, std::uint64_t{1} << 27)),
+              HasSubstr("output 0 is declared [2, 2] but the transform makes [2, 67108865]"));
   put(tir(3, {2, 0}), {});
   EXPECT_THAT(
       rfft({tir(3, {2, 0})}, {out(10, {2, 1}), out(11, {2, 1})}, fft_scalars(1, std::nullopt)),
@@ -255,6 +260,8 @@ TEST_F(SignalOps, MisuseIsAClearErrorNamingTheOp) {
   put(tir(4, {2, 3}), ramp(6));
   EXPECT_THAT(irfft({x, tir(4, {2, 3})}, {out(12, {2, 6})}, fft_scalars(1, std::nullopt)),
               HasSubstr("the real part has shape [2, 4] and the imaginary part [2, 3]"));
+  EXPECT_THAT(irfft({x, x}, {out(12, {2, 2})}, fft_scalars(1, std::uint64_t{1} << 27)),
+              HasSubstr("output 0 is declared [2, 2] but the transform makes [2, 134217728]"));
   put(tir(5, {2, 1}), {1, 2});
   EXPECT_THAT(
       irfft({tir(5, {2, 1}), tir(5, {2, 1})}, {out(12, {2, 0})}, fft_scalars(1, std::nullopt)),
