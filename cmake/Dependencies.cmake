@@ -7,7 +7,7 @@ find_package(msgpack REQUIRED CONFIG)  # msgpack-cxx: target msgpackc-cxx
 find_package(CLI11 REQUIRED)
 
 # LibTorch: Debian's libtorch-dev, or PyTorch's bundled one (set Torch_DIR / CMAKE_PREFIX_PATH),
-# or a PyTorch wheel's torch/ directory (TB_TORCH_ROOT, cmake/TorchWheel.cmake; scripts/test-torch2).
+# or a PyTorch wheel's torch/ directory (TB_TORCH_ROOT, cmake/TorchWheel.cmake; the default: scripts/torch-env).
 set(TB_TORCH_ROOT "" CACHE PATH "A PyTorch wheel's torch/ directory to build against")
 if(TB_TORCH_ROOT)
   include(TorchWheel)

@@ -2,10 +2,12 @@
 # TorchConfig.cmake: on a machine without the CUDA toolkit, that config's Caffe2 part resolves
 # `torch` and `c10` to whatever LibTorch the system has (Debian's 1.13 here) and mixes the two.
 #
-# Only the CPU libraries are linked: libtorch_cpu (ATen, autograd, TorchScript, AOTInductor's
-# package loader) and libc10. libtorch_cpu still needs libcudart and libcupti at load time; its
-# RPATH looks for them in ../../nvidia/cu13/lib, where pip (or scripts/torch2-env) puts the two
-# small nvidia wheels beside torch/.
+# Linked: libtorch_cpu (ATen, autograd, TorchScript, AOTInductor's package loader, c10d with Gloo)
+# and libc10, and where the wheel is a CUDA build, libtorch_cuda and libc10_cuda: they register
+# ATen's CUDA kernels and allocator, so one binary serves --device cpu anywhere and --device cuda:N
+# wherever an NVIDIA driver and GPU are present. Without a driver they still load (CUDA is opened
+# lazily), and every CUDA library they need comes from the nvidia wheels beside torch/ through the
+# wheel's own RPATHs. TB_TORCH_CUDA=OFF links the CPU libraries alone.
 set(_tb_root "${TB_TORCH_ROOT}")
 set(_tb_version_h "${_tb_root}/include/torch/headeronly/version.h")
 if(NOT EXISTS "${_tb_version_h}")
@@ -30,13 +32,24 @@ if(Torch_VERSION VERSION_LESS 2.7)
   set(TORCH_CXX_FLAGS "-D_GLIBCXX_USE_CXX11_ABI=0")
 endif()
 
+option(TB_TORCH_CUDA "Link the wheel's CUDA libraries (libtorch_cuda) where it has them" ON)
+set(_tb_torch_libs "${_tb_root}/lib/libtorch_cpu.so" "${_tb_root}/lib/libc10.so")
+set(TB_TORCH_HAS_CUDA OFF)
+if(TB_TORCH_CUDA AND EXISTS "${_tb_root}/lib/libtorch_cuda.so")
+  list(APPEND _tb_torch_libs "${_tb_root}/lib/libtorch_cuda.so" "${_tb_root}/lib/libc10_cuda.so")
+  set(TB_TORCH_HAS_CUDA ON)
+endif()
+
 add_library(tb_torch INTERFACE)
 target_include_directories(tb_torch SYSTEM INTERFACE ${TORCH_INCLUDE_DIRS})
-# --no-as-needed: operator registration lives in static initialisers of libtorch_cpu that nothing
-# references by symbol; an as-needed link could drop the library from a test binary.
-target_link_libraries(tb_torch INTERFACE "-Wl,--no-as-needed" "${_tb_root}/lib/libtorch_cpu.so"
-                                         "${_tb_root}/lib/libc10.so" "-Wl,--as-needed")
+# --no-as-needed: operator registration lives in static initialisers of libtorch_cpu (and the CUDA
+# kernels' in libtorch_cuda) that nothing references by symbol; an as-needed link would drop them.
+target_link_libraries(tb_torch INTERFACE "-Wl,--no-as-needed" ${_tb_torch_libs} "-Wl,--as-needed")
 # An RPATH (not RUNPATH) to the wheel, so the binaries run without LD_LIBRARY_PATH and the wheel's
 # libraries win over Debian's LibTorch in /usr/lib.
 target_link_options(tb_torch INTERFACE "-Wl,--disable-new-dtags" "-Wl,-rpath,${_tb_root}/lib")
-message(STATUS "LibTorch ${Torch_VERSION} from the wheel at ${_tb_root} (CPU libraries only)")
+if(TB_TORCH_HAS_CUDA)
+  message(STATUS "LibTorch ${Torch_VERSION} from the wheel at ${_tb_root} (CPU and CUDA)")
+else()
+  message(STATUS "LibTorch ${Torch_VERSION} from the wheel at ${_tb_root} (CPU only)")
+endif()

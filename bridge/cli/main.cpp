@@ -59,12 +59,14 @@ struct ServeArgs {
   std::uint64_t max_tensor_bytes = std::uint64_t{8} << 30;
   std::uint64_t max_session_bytes = tb::bridge::default_session_bytes();
   std::uint64_t max_host_bytes = tb::bridge::default_host_bytes();
+  std::optional<std::uint64_t> max_device_bytes;
   std::uint32_t max_queued_answers = 64;
   std::uint32_t max_data_connections = 64;
   std::uint32_t max_sessions = 256;
   std::uint32_t max_graphs = 4096;
   std::uint32_t max_connections = 1024;
   std::string auth_token_file;
+  std::vector<std::string> allowed_origins;
   std::string tls_cert, tls_key, tls_ca;
   std::uint64_t transfer_timeout_ms = 60000;
   std::uint64_t init_timeout_ms = 10000;
@@ -150,6 +152,8 @@ int serve(const ServeArgs& args) {
   options.limits.max_tensor_bytes = args.max_tensor_bytes;
   options.limits.max_session_bytes = args.max_session_bytes;
   options.limits.max_host_bytes = args.max_host_bytes;
+  options.limits.max_device_bytes = args.max_device_bytes;
+  options.allowed_origins = args.allowed_origins;
   options.limits.max_queued_answers = args.max_queued_answers;
   options.limits.max_data_connections = args.max_data_connections;
   options.limits.max_sessions = args.max_sessions;
@@ -257,13 +261,13 @@ int serve(const ServeArgs& args) {
       host.port());
   std::cout
       << fmt::format(
-             "torchbridge {} serving {} remote sessions on {} (LibTorch {}; devices: {}; threads: "
+             "torchbridge {} serving {} remote sessions on {} ({}; devices: {}; threads: "
              "{}, io {})\n"
              "Point a Burn program at it:  BURN_DEVICE=remote BURN_REMOTE_ADDRESS={} cargo run\n"
              "(or in code: Device::remote_options(&RemoteHost::websocket(\"{}\")).init()). Ctrl-C "
              "stops the host.\n",
              tb::kVersion, tb::ir::describe_served(), address,
-             tb::backend::libtorch::torch_version(), device_list,
+             tb::backend::libtorch::describe_libtorch(), device_list,
              tb::backend::libtorch::describe(threads), options.io_threads, address, address)
       << model_list << std::flush;
   // After the start-up line: supervisors read the address from the first line.
@@ -305,8 +309,8 @@ int main(int argc, char** argv) {
                            tb::kVersion, tb::ir::describe_served())};
   // Every wire version served, one per Burn release: a session speaks the one its Init names.
   app.set_version_flag(
-      "--version", fmt::format("torchbridge {} ({}; LibTorch {})", tb::kVersion,
-                               tb::ir::describe_served(), tb::backend::libtorch::torch_version()));
+      "--version", fmt::format("torchbridge {} ({}; {})", tb::kVersion, tb::ir::describe_served(),
+                               tb::backend::libtorch::describe_libtorch()));
   app.require_subcommand(1);
 
   ServeArgs s;
@@ -318,7 +322,10 @@ int main(int argc, char** argv) {
   serve_cmd->add_option("--device", s.devices,
                         "Device to serve, repeatable: cpu, cuda, cuda:N (device index = position; "
                         "default: cpu)");
-  serve_cmd->add_option("--threads", s.threads, "ATen intra-op threads (0: LibTorch's default)");
+  serve_cmd->add_option(
+      "--threads", s.threads,
+      "ATen intra-op threads (0: the CPUs this process may use, less one for the network "
+      "threads and clients; at least 1)");
   serve_cmd->add_option("--io-threads", s.io_threads, "Network threads")->capture_default_str();
   serve_cmd->add_option("--log-level", s.log_level, "trace, debug, info, warn, error, off")
       ->capture_default_str();
@@ -338,6 +345,11 @@ int main(int argc, char** argv) {
                    "Bytes of all sessions together, with messages being received (0: "
                    "unlimited; default: three quarters of the machine's memory)")
       ->capture_default_str();
+  serve_cmd->add_option_function<std::uint64_t>(
+      "--max-device-bytes", [&s](const std::uint64_t& v) { s.max_device_bytes = v; },
+      "Bytes of tensors all sessions together may hold on each served device (0: unlimited; "
+      "default: 90% of a GPU's memory, none for the CPU, whose tensors count against "
+      "--max-host-bytes)");
   serve_cmd
       ->add_option("--max-queued-answers", s.max_queued_answers,
                    "Answers per session waiting for their client to read; its tasks wait behind "
@@ -361,6 +373,10 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   serve_cmd->add_option("--auth-token-file", s.auth_token_file,
                         "File whose first line is the shared secret clients must present");
+  serve_cmd->add_option("--allow-origin", s.allowed_origins,
+                        "A web page origin (https://app.example) whose pages may use this host; "
+                        "repeatable. Requests from any other Origin are refused (none by default: "
+                        "Burn's client sends none, browsers always do)");
   auto* tls_cert = serve_cmd->add_option(
       "--tls-cert", s.tls_cert,
       "PEM certificate chain: serve every route over TLS (wss://, https://); needs --tls-key");

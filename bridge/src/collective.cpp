@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 namespace tb::bridge {
 
@@ -37,7 +38,23 @@ Result<std::vector<CollectiveHub::Contribution>> CollectiveHub::all_reduce(
   std::vector<Contribution> out;
   out.reserve(here.size());
   for (const auto& [p, c] : done.contributions) out.push_back(c);
+  // Every participant checks the same contributions, so all hear the same mismatch.
+  std::optional<Error> bad;
+  for (const auto& [p, c] : done.contributions) {
+    const auto& first = *done.contributions.begin();
+    if (!c || !first.second) continue;
+    if (c->shape() != first.second->shape() || c->dtype() != first.second->dtype()) {
+      bad = make_error(ErrorCode::kInvalidArgument,
+                       "all_reduce over devices [{}]: device {} brings {} [{}] and device {} {} "
+                       "[{}]: every device must bring the same shape and dtype",
+                       fmt::join(devices, ", "), p, c->dtype().name(), fmt::join(c->shape(), ", "),
+                       first.first, first.second->dtype().name(),
+                       fmt::join(first.second->shape(), ", "));
+      break;
+    }
+  }
   if (++done.collected == here.size()) rounds_.erase(key);
+  if (bad) return *bad;
   return out;
 }
 
@@ -55,10 +72,50 @@ void CollectiveHub::forget_expired_locked() {
   }
 }
 
+bool CollectiveHub::make_room_locked(std::uint64_t caller) {
+  // The failed round of `owner` (any owner when 0) remembered longest: the one to drop first.
+  const auto oldest_failed = [&](std::uint64_t owner) {
+    auto found = local_.end();
+    for (auto it = local_.begin(); it != local_.end(); ++it) {
+      if (!it->second.failed || (owner != 0 && it->second.owner != owner)) continue;
+      if (found == local_.end() || it->second.forget_at < found->second.forget_at) found = it;
+    }
+    return found;
+  };
+  std::size_t mine = 0;
+  for (const auto& [id, round] : local_) mine += round.owner == caller;
+  while (mine >= kMaxLocalRoundsPerSession) {
+    const auto it = oldest_failed(caller);
+    if (it == local_.end()) return false;
+    local_.erase(it);
+    --mine;
+  }
+  while (local_.size() >= kMaxLocalRounds) {
+    const auto it = oldest_failed(0);
+    if (it == local_.end()) return false;
+    local_.erase(it);
+  }
+  return true;
+}
+
+std::optional<Error> CollectiveHub::mismatch(const LocalRound& round, std::uint32_t member,
+                                             const Contribution& input) {
+  if (round.parts.empty() || !input) return std::nullopt;
+  const auto& [first_member, first] = *round.parts.begin();
+  if (!first) return std::nullopt;
+  if (first->shape() == input->shape() && first->dtype() == input->dtype()) return std::nullopt;
+  return make_error(ErrorCode::kInvalidArgument,
+                    "member {} brings {} [{}] and member {} {} [{}]: every member of an all-reduce "
+                    "must bring the same shape and dtype",
+                    member, input->dtype().name(), fmt::join(input->shape(), ", "), first_member,
+                    first->dtype().name(), fmt::join(first->shape(), ", "));
+}
+
 Result<std::vector<CollectiveHub::Contribution>> CollectiveHub::join_local(
-    std::uint64_t id, std::uint32_t member, const std::vector<std::uint64_t>& sessions,
-    Result<Contribution> input, const std::function<bool(std::uint64_t)>& open,
-    std::chrono::milliseconds timeout, const std::vector<std::uint32_t>& here) {
+    std::uint64_t caller, std::uint64_t id, std::uint32_t member,
+    const std::vector<std::uint64_t>& sessions, Result<Contribution> input,
+    const std::function<bool(std::uint64_t)>& open, std::chrono::milliseconds timeout,
+    const std::vector<std::uint32_t>& here) {
   const auto context = [&](Error e) {
     e.context = fmt::format("AllReduceLocal {:#018x}, member {}", id, member);
     return e;
@@ -68,11 +125,14 @@ Result<std::vector<CollectiveHub::Contribution>> CollectiveHub::join_local(
   if (stopping_) return context(make_error(ErrorCode::kIo, "the host is stopping"));
   auto it = local_.find(id);
   if (it == local_.end()) {
-    if (local_.size() >= kMaxLocalRounds) {
-      return context(
-          make_error(ErrorCode::kLimit, "{} collectives are already in flight", kMaxLocalRounds));
+    if (!make_room_locked(caller)) {
+      return context(make_error(ErrorCode::kLimit,
+                                "too many collectives in flight (this session may start {}, the "
+                                "host {})",
+                                kMaxLocalRoundsPerSession, kMaxLocalRounds));
     }
     it = local_.emplace(id, LocalRound{}).first;
+    it->second.owner = caller;
     it->second.sessions = sessions;
     it->second.expected = here.empty() ? sessions.size() : here.size();
   }
@@ -95,6 +155,8 @@ Result<std::vector<CollectiveHub::Contribution>> CollectiveHub::join_local(
     } else if (!here.empty() && !std::binary_search(here.begin(), here.end(), member)) {
       fail_local(round, make_error(ErrorCode::kInvalidArgument,
                                    "member {} is not among this host's members", member));
+    } else if (auto e = mismatch(round, member, input.value())) {
+      fail_local(round, std::move(*e));
     } else {
       for (std::uint32_t m = 0; m < sessions.size(); ++m) {
         if (!here.empty() && !std::binary_search(here.begin(), here.end(), m)) continue;

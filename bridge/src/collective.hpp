@@ -41,8 +41,11 @@ class CollectiveHub {
   // every member waiting at once, and to any that comes later while the round is remembered.
   // `open(session)` says whether a session is still connected. In a federation, `here` (sorted)
   // names the members whose sessions this host serves: the round completes with theirs, and
-  // returns them by member (empty: every member is here).
-  Result<std::vector<Contribution>> join_local(std::uint64_t id, std::uint32_t member,
+  // returns them by member (empty: every member is here). Every member must bring the same shape
+  // and dtype; a mismatch fails the round for all. `caller` is the session joining: the rounds it
+  // starts count against its own bound (kMaxLocalRoundsPerSession), never another session's.
+  Result<std::vector<Contribution>> join_local(std::uint64_t caller, std::uint64_t id,
+                                               std::uint32_t member,
                                                const std::vector<std::uint64_t>& sessions,
                                                Result<Contribution> input,
                                                const std::function<bool(std::uint64_t)>& open,
@@ -53,11 +56,17 @@ class CollectiveHub {
   // The host is stopping: every all_reduce waiting now or later returns an error at once.
   void shutdown();
 
-  // Local rounds remembered at most (waiting, or failed and kept for the late members).
+  // Local rounds remembered at most (waiting, or failed and kept for the late members), host-wide
+  // and per session that started them. A session's worker waits in one round at a time, so its
+  // rounds beyond the first are failed ones kept for late members: past its bound its oldest go,
+  // and a full table drops failed rounds before it refuses a new one (issue 39, finding 4: one
+  // session's 4,200 failing parts had filled the table for everyone).
   static constexpr std::size_t kMaxLocalRounds = 4096;
+  static constexpr std::size_t kMaxLocalRoundsPerSession = 16;
 
  private:
   struct LocalRound {
+    std::uint64_t owner = 0;  // the session whose part started it
     std::vector<std::uint64_t> sessions;
     std::size_t expected = 0;  // parts that complete the round here
     std::map<std::uint32_t, Contribution> parts;
@@ -67,6 +76,12 @@ class CollectiveHub {
   };
   void fail_local(LocalRound& round, Error error);
   void forget_expired_locked();
+  // Makes room for a round `caller` starts: false when the caller or the host is at its bound
+  // with rounds that are still waiting.
+  bool make_room_locked(std::uint64_t caller);
+  // Why `input` cannot be reduced with the parts already in `round` (shape or dtype), if so.
+  static std::optional<Error> mismatch(const LocalRound& round, std::uint32_t member,
+                                       const Contribution& input);
 
   struct Round {
     std::map<std::uint32_t, Contribution> contributions;

@@ -33,8 +33,9 @@ struct Host::Impl {
   std::vector<std::thread> threads;
   std::optional<net::executor_work_guard<net::io_context::executor_type>> work;
 
-  // Exposures nobody downloaded in time are freed (their sessions may live on for hours), and
-  // warm message blocks nobody took for a while go back to the system.
+  // Exposures nobody downloaded in time are freed (their sessions may live on for hours), warm
+  // message blocks nobody took for a while go back to the system, and so does the cache of a GPU
+  // no session holds tensors on.
   void sweep() {
     tb::net::every(
         sweeper, std::chrono::seconds(1),
@@ -42,8 +43,17 @@ struct Host::Impl {
           const auto now = std::chrono::steady_clock::now();
           state.data.expire(now);
           ir::BlockCache::instance().expire(now);
+          release_idle_devices();
         },
         [](const std::string& what) { spdlog::error("expiring exposures: {}", what); });
+  }
+  void release_idle_devices() {
+    for (std::size_t i = 0; i < state.devices.size(); ++i) {
+      const DeviceAccount& account = *state.device_memory[i];
+      if (account.in_host_memory || account.tensor_bytes.load() != 0) continue;
+      const auto m = state.devices[i]->memory();
+      if (m.reserved > m.allocated) state.devices[i]->release_cached_memory();
+    }
   }
   // An io thread's loop: a handler that throws (each is guarded; this is the last resort) is
   // logged and the loop goes on serving every other connection.

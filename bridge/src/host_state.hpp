@@ -12,6 +12,8 @@
 #include "collective.hpp"
 #include "data_service.hpp"
 #include "memory.hpp"
+#include "net/tls.hpp"
+#include "request_policy.hpp"
 #include "session_registry.hpp"
 #include "task_runner.hpp"
 #include "torchbridge/bridge/host.hpp"
@@ -22,17 +24,30 @@ namespace tb::bridge {
 struct HostCounters {
   std::atomic<std::uint64_t> sessions_total{0}, sessions_refused{0}, tasks{0}, tasks_inline{0},
       frames_rejected{0}, bytes_in{0}, bytes_out{0}, connections_refused{0}, sessions_failed{0},
-      tls_handshakes_failed{0}, plain_credentials{0};
+      tls_handshakes_failed{0}, plain_credentials{0}, requests_refused{0};
   std::atomic<std::uint32_t> connections_open{0}, data_connections_open{0}, relays_open{0};
   std::array<std::atomic<std::uint64_t>, ir::kOpKindCount> ops_by_kind{};
 };
 
 struct HostState {
   HostState(HostOptions o, std::vector<std::shared_ptr<backend::Backend>> d)
-      : options(std::move(o)), devices(std::move(d)), downloader(options, stopping, tls_client) {}
+      : options(std::move(o)),
+        devices(std::move(d)),
+        request_policy{options.allowed_origins, tb::net::is_loopback(options.host)},
+        downloader(options, stopping, tls_client) {
+    for (const auto& device : devices) {
+      const bool in_host_memory = device->device_name().rfind("cpu", 0) == 0;
+      device_memory.push_back(std::make_unique<DeviceAccount>(
+          device->device_name(), in_host_memory,
+          device_limit(options.limits.max_device_bytes,
+                       in_host_memory ? 0 : device->memory().total)));
+    }
+  }
 
   const HostOptions options;
   const std::vector<std::shared_ptr<backend::Backend>> devices;
+  // Who may use the routes at all, from the request's Origin and Host (request_policy.hpp).
+  const RequestPolicy request_policy;
   std::atomic<bool> stopping{false};
   // Set by Host::start: the listener's (when TLS is configured) and the one downloads verify
   // wss:// peers with.
@@ -40,7 +55,10 @@ struct HostState {
   HostCounters counters;
   // Bytes held outside tensors by every session, plus messages being received.
   MemoryAccount memory;
+  // Tensor bytes in host memory (the sessions on CPU devices).
   std::atomic<std::uint64_t> tensor_bytes{0};
+  // Tensor bytes on each of this host's devices (one per entry of `devices`).
+  std::vector<std::unique_ptr<DeviceAccount>> device_memory;
   LocalTransfers local;
   DataStore data;
   CollectiveHub collectives;
@@ -71,8 +89,9 @@ struct HostState {
     return devices[device - first].get();
   }
 
-  // The services of a new session whose transfers stay in `scope`.
-  SessionServices services(std::string scope) {
+  // The services of a new session on `device` (as a client numbers it, one of this host's) whose
+  // transfers stay in `scope`.
+  SessionServices services(std::string scope, std::uint32_t device) {
     SessionServices s;
     s.local = &local;
     s.data = &data;
@@ -87,6 +106,7 @@ struct HostState {
     s.transfer_scope = std::move(scope);
     s.held = std::make_shared<MemoryAccount>(&memory);
     s.host_tensor_bytes = &tensor_bytes;
+    s.device_memory = device_memory.at(device - first_device()).get();
     s.session_open = [this](std::uint64_t id) { return sessions.is_open(id); };
     return s;
   }

@@ -9,6 +9,7 @@
 #include "host_state.hpp"
 #include "metrics.hpp"
 #include "relay.hpp"
+#include "request_policy.hpp"
 #include "torchbridge/version.hpp"
 #include "ws_session.hpp"
 
@@ -32,6 +33,13 @@ std::optional<std::string> relayed_scope(const HostState& host,
     return std::nullopt;
   }
   return std::string(it->value());
+}
+
+RequestHeaders headers_of(const http::request<http::string_body>& req) {
+  RequestHeaders h;
+  if (const auto it = req.find(http::field::origin); it != req.end()) h.origin = it->value();
+  if (const auto it = req.find(http::field::host); it != req.end()) h.host = it->value();
+  return h;
 }
 
 }  // namespace
@@ -80,6 +88,13 @@ void HttpConnection::read() {
 
 void HttpConnection::route() {
   auto req = parser_->release();
+  if (auto why = refusal(host_.request_policy, headers_of(req))) {
+    const auto n = ++host_.counters.requests_refused;
+    if ((n & (n - 1)) == 0) {  // 1, 2, 4, ...: a page retrying must not flood the log
+      spdlog::warn("{}: {} ({} so far)", peer_of(stream_.socket()), *why, n);
+    }
+    return respond(req, http::status::forbidden, "text/plain", *why + "\n");
+  }
   const std::string target(req.target());
   const std::string path = target.substr(0, target.find('?'));
   if (websocket::is_upgrade(req)) {

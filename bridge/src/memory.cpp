@@ -42,6 +42,11 @@ std::uint64_t available_memory_bytes() {
 #include "torchbridge/bridge/host.hpp"
 
 namespace tb::bridge {
+std::uint64_t device_limit(std::optional<std::uint64_t> asked, std::uint64_t total) {
+  if (asked) return *asked;
+  return static_cast<std::uint64_t>(static_cast<double>(total) * kDefaultDeviceShare);
+}
+
 std::uint64_t default_session_bytes() {
   return available_memory_bytes() / 2;
 }

@@ -6,6 +6,8 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <optional>
+#include <string>
 #include <utility>
 
 namespace tb::bridge {
@@ -67,6 +69,23 @@ class MemoryCharge {
   std::shared_ptr<MemoryAccount> account_;
   std::uint64_t bytes_ = 0;
 };
+
+// The tensors every session holds on one served device, against that device's limit. A CPU
+// device's tensors are host memory as well; a GPU's are not (the host limit leaves them out).
+struct DeviceAccount {
+  DeviceAccount(std::string n, bool host_memory, std::uint64_t l)
+      : name(std::move(n)), in_host_memory(host_memory), limit(l) {}
+  const std::string name;  // "cpu", "cuda:0"
+  const bool in_host_memory;
+  const std::uint64_t limit;  // 0: none
+  std::atomic<std::uint64_t> tensor_bytes{0};
+};
+
+// What share of a GPU's memory its tensors may take by default (Limits::max_device_bytes).
+inline constexpr double kDefaultDeviceShare = 0.9;
+// A device's limit: the one asked for, else the default of a device of `total` bytes (0 on the
+// CPU, where the allocator reports none: no limit beyond the host's).
+std::uint64_t device_limit(std::optional<std::uint64_t> asked, std::uint64_t total);
 
 // Physical memory available to this process: the machine's, or its cgroup's limit when lower.
 std::uint64_t available_memory_bytes();

@@ -33,6 +33,7 @@ HostMetrics collect_metrics(const HostState& host) {
   m.relays_open = c.relays_open;
   m.connections_refused = c.connections_refused;
   m.tls_handshakes_failed = c.tls_handshakes_failed;
+  m.requests_refused = c.requests_refused;
   m.tasks = c.tasks;
   m.tasks_inline = c.tasks_inline;
   m.frames_rejected = c.frames_rejected;
@@ -48,6 +49,11 @@ HostMetrics collect_metrics(const HostState& host) {
   for (std::size_t i = 0; i < kCategories; ++i) {
     m.ops_by_category.emplace_back(std::string(ir::EnumNames<ir::OpCategory>::kNames[i]),
                                    by_category[i]);
+  }
+  for (std::size_t i = 0; i < host.devices.size(); ++i) {
+    const DeviceAccount& account = *host.device_memory[i];
+    m.devices.push_back(DeviceMetrics{account.name, account.tensor_bytes.load(), account.limit,
+                                      host.devices[i]->memory()});
   }
   return m;
 }
@@ -75,6 +81,10 @@ std::string metrics_text(const HostState& host) {
   metric("tls_handshakes_failed_total", "counter",
          "Connections whose TLS handshake failed or timed out (TLS hosts only).",
          m.tls_handshakes_failed);
+  metric("requests_refused_total", "counter",
+         "Requests refused for their Origin (a web page not allowed with --allow-origin) or, on a "
+         "loopback host, a Host that is no loopback name (DNS rebinding).",
+         m.requests_refused);
   metric("live_tensors", "gauge", "Tensors held by all sessions.", m.live_tensors);
   metric("live_bytes", "gauge", "Bytes of tensors held by all sessions.", m.live_bytes);
   metric("held_bytes", "gauge",
@@ -104,6 +114,24 @@ std::string metrics_text(const HostState& host) {
                        ir::kProfiles[i].version, ir::kProfiles[i].burn,
                        m.sessions_by_protocol[i].second);
   }
+  const auto per_device = [&](const char* name, const char* help, auto value) {
+    out += fmt::format("# HELP torchbridge_{0} {1}\n# TYPE torchbridge_{0} gauge\n", name, help);
+    for (const auto& d : m.devices) {
+      out += fmt::format("torchbridge_{}{{device=\"{}\"}} {}\n", name, d.device, value(d));
+    }
+  };
+  per_device("device_tensor_bytes", "Bytes of tensors the sessions on a device hold (counted).",
+             [](const DeviceMetrics& d) { return d.tensor_bytes; });
+  per_device("device_limit_bytes", "The device's limit on them (--max-device-bytes; 0: none).",
+             [](const DeviceMetrics& d) { return d.limit_bytes; });
+  per_device("device_allocated_bytes",
+             "Bytes the device's allocator has handed to tensors (0 on the CPU: not tracked).",
+             [](const DeviceMetrics& d) { return d.allocator.allocated; });
+  per_device("device_reserved_bytes",
+             "Bytes the device's allocator holds from the driver, cache included (0 on the CPU).",
+             [](const DeviceMetrics& d) { return d.allocator.reserved; });
+  per_device("device_total_bytes", "The device's memory (0 on the CPU).",
+             [](const DeviceMetrics& d) { return d.allocator.total; });
   out +=
       "# HELP torchbridge_ops_total Operations executed, by OperationIr category.\n"
       "# TYPE torchbridge_ops_total counter\n";

@@ -182,7 +182,14 @@ void SessionWorker::loop() {
 }
 
 void SessionWorker::run_tasks() {
-  auto services = host_.services(identity_.transfer_scope);
+  serve_tasks();
+  // The session's tensors are gone: the device's caching allocator gives what they used back to
+  // the driver, for the other sessions and processes on that GPU (a no-op on the CPU).
+  host_.local_device(identity_.device_index)->release_cached_memory();
+}
+
+void SessionWorker::serve_tasks() {
+  auto services = host_.services(identity_.transfer_scope, identity_.device_index);
   services.held = memory_;
   services.protocol = identity_.profile->version;
   TaskRunner* self = nullptr;  // the runner answers through answer(), which asks it for memory

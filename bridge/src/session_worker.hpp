@@ -126,6 +126,8 @@ class SessionWorker : public std::enable_shared_from_this<SessionWorker> {
 
   void loop();
   void run_tasks();
+  // The task loop, with the session's runner and executor alive (run_tasks frees what they held).
+  void serve_tasks();
   std::optional<ir::Task> next_task();
   void run_one(TaskRunner& runner, ir::Task& task);
   // After each task, on whichever thread ran it: the stats the host reports, and resuming reads.

@@ -76,26 +76,33 @@ TaskRunner::TaskRunner(std::uint64_t session_id, std::uint32_t device_index,
 TaskRunner::~TaskRunner() {
   if (services_.local) services_.local->purge_session(session_id_);
   if (services_.data) services_.data->purge_session(session_id_);
-  if (services_.host_tensor_bytes) services_.host_tensor_bytes->fetch_sub(reported_tensor_bytes_);
+  report_tensor_bytes(0);
+}
+
+std::pair<std::uint64_t, std::uint64_t> TaskRunner::report_tensor_bytes(std::uint64_t tensors) {
+  // Moves `counter` from this session's last report to `tensors` and returns its new value.
+  const auto follow = [&](std::atomic<std::uint64_t>& counter) {
+    const std::uint64_t before = reported_tensor_bytes_;
+    if (tensors == before) return counter.load(std::memory_order_relaxed);
+    if (tensors > before) return counter.fetch_add(tensors - before) + (tensors - before);
+    return counter.fetch_sub(before - tensors) - (before - tensors);
+  };
+  DeviceAccount* device = services_.device_memory;
+  const bool in_host_memory = device == nullptr || device->in_host_memory;
+  std::uint64_t host = in_host_memory ? tensors : 0;
+  if (services_.host_tensor_bytes) {
+    host = in_host_memory ? follow(*services_.host_tensor_bytes)
+                          : services_.host_tensor_bytes->load(std::memory_order_relaxed);
+  }
+  const std::uint64_t on_device = device ? follow(device->tensor_bytes) : tensors;
+  reported_tensor_bytes_ = tensors;
+  return {host, on_device};
 }
 
 std::optional<Error> TaskRunner::over_memory_limit(std::uint64_t extra) {
   const auto& limits = services_.limits;
-  if (!limits.max_session_bytes && !limits.max_host_bytes) return std::nullopt;
   const std::uint64_t tensors = executor_->stats().live_bytes;
-  std::uint64_t host_tensors = tensors;
-  if (services_.host_tensor_bytes && tensors == reported_tensor_bytes_) {
-    host_tensors = services_.host_tensor_bytes->load(std::memory_order_relaxed);
-  } else if (services_.host_tensor_bytes) {
-    if (tensors >= reported_tensor_bytes_) {
-      host_tensors = services_.host_tensor_bytes->fetch_add(tensors - reported_tensor_bytes_) +
-                     (tensors - reported_tensor_bytes_);
-    } else {
-      host_tensors = services_.host_tensor_bytes->fetch_sub(reported_tensor_bytes_ - tensors) -
-                     (reported_tensor_bytes_ - tensors);
-    }
-    reported_tensor_bytes_ = tensors;
-  }
+  const auto [host_tensors, device_tensors] = report_tensor_bytes(tensors);
   const std::uint64_t held = services_.held ? services_.held->bytes() : 0;
   const std::uint64_t session = tensors + held + extra;
   if (limits.max_session_bytes && session > limits.max_session_bytes) {
@@ -104,6 +111,14 @@ std::optional<Error> TaskRunner::over_memory_limit(std::uint64_t extra) {
                       "exposed copies), over the host's limit of {} bytes (--max-session-bytes)",
                       session, tensors, held + extra, limits.max_session_bytes);
   }
+  if (const DeviceAccount* device = services_.device_memory;
+      device && device->limit && device_tensors > device->limit) {
+    return make_error(ErrorCode::kLimit,
+                      "the sessions on {} hold {} bytes of tensors ({} of them this session's), "
+                      "over the device's limit of {} bytes (--max-device-bytes)",
+                      device->name, device_tensors, tensors, device->limit);
+  }
+  if (!limits.max_host_bytes) return std::nullopt;
   // The process's warm message blocks (ir::BlockCache) are held for every session: they count,
   // and go first when the host would otherwise refuse work.
   auto& cache = ir::BlockCache::instance();
@@ -112,11 +127,11 @@ std::optional<Error> TaskRunner::over_memory_limit(std::uint64_t extra) {
       host_tensors +
       (services_.held && services_.held->parent() ? services_.held->parent()->bytes() : held) +
       extra + cached;
-  if (limits.max_host_bytes && host > limits.max_host_bytes && cached > 0) {
+  if (host > limits.max_host_bytes && cached > 0) {
     host -= cached;
     cache.trim();
   }
-  if (limits.max_host_bytes && host > limits.max_host_bytes) {
+  if (host > limits.max_host_bytes) {
     return make_error(ErrorCode::kLimit,
                       "the host holds {} bytes for all its sessions, over its limit of {} bytes "
                       "(--max-host-bytes)",

@@ -32,8 +32,12 @@ struct SessionServices {
   // This session's bytes outside its tensors (queued tasks and answers, exposed copies); its
   // parent is the host's account.
   std::shared_ptr<MemoryAccount> held;
-  // Tensor bytes of every session (each runner adds its own as they change).
+  // Tensor bytes in host memory of every session (each runner on a CPU device adds its own as they
+  // change).
   std::atomic<std::uint64_t>* host_tensor_bytes = nullptr;
+  // The session's device: its tensors count there, against that device's limit, and in
+  // host_tensor_bytes only where the device's memory is the host's.
+  DeviceAccount* device_memory = nullptr;
   std::chrono::milliseconds transfer_timeout{60000};
   // Set when the host stops: blocking waits (downloads) give up.
   const std::atomic<bool>* stopping = nullptr;
@@ -60,8 +64,8 @@ class TaskRunner {
   void run(ir::Task& task);
 
   backend::Executor& executor() { return *executor_; }
-  // This session's bytes (updating the host's count of tensor bytes) with `extra` more; over the
-  // session's or the host's limit, the error that says so.
+  // This session's bytes (updating the host's and its device's counts of tensor bytes) with
+  // `extra` more; over the session's, its device's or the host's limit, the error that says so.
   std::optional<Error> over_memory_limit(std::uint64_t extra = 0);
   std::uint64_t session_id() const { return session_id_; }
 
@@ -74,6 +78,9 @@ class TaskRunner {
   bool within_tensor_limit(const ir::OperationIr& op);
   bool within_tensor_limit(const char* task, ir::TensorId id, const ir::TensorData& data);
   void enforce_memory_limit(const ir::OperationIr* op);
+  // Brings the host's and the device's counts to `tensors` bytes for this session; returns the
+  // host's tensor bytes in host memory and the device's tensor bytes after the change.
+  std::pair<std::uint64_t, std::uint64_t> report_tensor_bytes(std::uint64_t tensors);
   void expose_remote(const ir::ExposeTensorRemoteTask& t);
   // Serves `tensor` on `/data` under `key`, `count` times; false when the key is taken.
   bool expose_data(const ir::TensorIr& tensor, std::uint64_t key, std::uint32_t count,
@@ -112,6 +119,7 @@ class TaskRunner {
   Respond respond_;
   GraphCache graphs_;
   IntermediateIds intermediates_;
+  // The session's tensor bytes as last added to the host's and the device's counts.
   std::uint64_t reported_tensor_bytes_ = 0;
 };
 

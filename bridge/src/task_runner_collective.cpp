@@ -167,8 +167,8 @@ void TaskRunner::all_reduce_local(const ir::AllReduceLocalTask& task) {
     return;
   }
   const bool across = ranks.size() > 1;
-  auto all = services_.collectives->join_local(p.collective, p.member, sessions, std::move(input),
-                                               open, services_.transfer_timeout,
+  auto all = services_.collectives->join_local(session_id_, p.collective, p.member, sessions,
+                                               std::move(input), open, services_.transfer_timeout,
                                                across ? here : std::vector<std::uint32_t>{});
   if (!all) {
     executor_->fail(all.error(), {p.out});

@@ -154,8 +154,8 @@ TEST(CollectiveLocal, ThreeMembersGetIdenticalSumsAndMeans) {
   for (auto& r : m.runners) EXPECT_EQ(read(r->executor(), 3)[0], mean0);
   // The rounds are forgotten once every member took its result.
   auto again = m.hub.join_local(
-      id, 0, {1}, Result<CollectiveHub::Contribution>(nullptr), [](std::uint64_t) { return true; },
-      std::chrono::milliseconds(1));
+      100, id, 0, {1}, Result<CollectiveHub::Contribution>(nullptr),
+      [](std::uint64_t) { return true; }, std::chrono::milliseconds(1));
   EXPECT_TRUE(again);
 }
 
@@ -229,6 +229,83 @@ TEST(CollectiveLocal, AMembersSessionEndingFailsTheOthers) {
   Task late = LocalMembers::part(7, 1, 2, ReduceOperation::Sum);
   m.runners[1]->run(late);
   EXPECT_NE(error_of(m.runners[1]->executor(), 2).find("ended"), std::string::npos);
+}
+
+// Issue 39, finding 5: members bringing [2,3] and [1,3] (one got a result, the other an error), or
+// f32 and f64 (both got Ok with different values). Now both hear the same error.
+TEST(CollectiveLocal, MembersThatDisagreeOnShapeOrDtypeFailAlike) {
+  struct Case {
+    const char* what;
+    TensorIr second;
+    TensorData data;
+  };
+  const std::vector<Case> cases = {
+      {"brings float32 [2, 3] and member 0 float32 [3]",
+       TensorIr{TensorId{5}, Shape{{2, 3}}, TensorStatus::ReadOnly, DTypeKind::F32},
+       TensorData{Bytes::copy_of(std::vector<float>(6, 1.0f).data(), 24), {2, 3}, DTypeKind::F32}},
+      {"brings float64 [3] and member 0 float32 [3]",
+       TensorIr{TensorId{5}, Shape{{3}}, TensorStatus::ReadOnly, DTypeKind::F64},
+       TensorData{Bytes::copy_of(std::vector<double>(3, 1.0).data(), 24), {3}, DTypeKind::F64}},
+  };
+  std::uint64_t id = 0x5eed;
+  for (const auto& c : cases) {
+    LocalMembers m(2, std::chrono::milliseconds(20000));
+    ASSERT_TRUE(m.runners[1]->executor().register_tensor(TensorId{5}, c.data));
+    Task other =
+        AllReduceLocalTask{StreamId{0}, LocalAllReducePart{c.second,
+                                                           TensorId{2},
+                                                           ++id,
+                                                           1,
+                                                           {SessionId{100}, SessionId{101}},
+                                                           ReduceOperation::Sum}};
+    const auto start = std::chrono::steady_clock::now();
+    m.run_all({LocalMembers::part(id, 0, 2, ReduceOperation::Sum), other});
+    EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
+    for (auto& r : m.runners) {
+      const std::string e = error_of(r->executor(), 2);
+      EXPECT_NE(e.find("every member of an all-reduce must bring the same shape and dtype"),
+                std::string::npos)
+          << c.what << ": " << e;
+    }
+  }
+}
+
+// Issue 39, finding 4: one session's parts that fail at once (4,200 of them) filled the host's
+// table of rounds, and every other session's collectives failed for the transfer timeout. A
+// session's failed rounds now count against its own bound; others start theirs as before.
+TEST(CollectiveLocal, OneSessionsFailingRoundsDoNotBlockTheOthers) {
+  LocalMembers m(3, std::chrono::milliseconds(20000));
+  for (std::uint64_t i = 0; i < CollectiveHub::kMaxLocalRounds + 100; ++i) {
+    // Member 0 of a round whose other member is session 101, its input failing at once.
+    auto r = m.hub.join_local(
+        100, 0x1000 + i, 0, {100, 101},
+        Result<CollectiveHub::Contribution>(make_error(ErrorCode::kExecution, "bad input")),
+        [](std::uint64_t) { return true; }, std::chrono::milliseconds(20000));
+    ASSERT_FALSE(r);
+    ASSERT_NE(r.error().what().find("input failed"), std::string::npos) << r.error().what();
+  }
+  // Sessions 101 and 102 all-reduce as if nothing happened.
+  const std::uint64_t id = 0xabc;
+  std::vector<SessionId> sessions{SessionId{101}, SessionId{102}};
+  std::vector<Task> parts;
+  for (std::uint32_t k = 0; k < 2; ++k) {
+    parts.push_back(AllReduceLocalTask{
+        StreamId{0}, LocalAllReducePart{t(1), TensorId{2}, id, k, sessions, ReduceOperation::Sum}});
+  }
+  std::thread a([&] { m.runners[1]->run(parts[0]); });
+  std::thread b([&] { m.runners[2]->run(parts[1]); });
+  a.join();
+  b.join();
+  EXPECT_EQ(read(m.runners[1]->executor(), 2), (std::vector<float>{5, 50, -2}));
+  EXPECT_EQ(read(m.runners[2]->executor(), 2), (std::vector<float>{5, 50, -2}));
+  // The latest failed rounds of session 100 are still there for their late members.
+  auto late = m.hub.join_local(
+      101, 0x1000 + CollectiveHub::kMaxLocalRounds + 99, 1, {100, 101},
+      Result<CollectiveHub::Contribution>(nullptr), [](std::uint64_t) { return true; },
+      std::chrono::milliseconds(1000));
+  ASSERT_FALSE(late);
+  EXPECT_NE(late.error().what().find("member 0's input failed"), std::string::npos)
+      << late.error().what();
 }
 
 TEST(CollectiveLocal, AMissingMemberTimesOut) {

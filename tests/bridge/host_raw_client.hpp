@@ -113,13 +113,14 @@ bool eventually(Pred done, std::chrono::milliseconds timeout = 10s) {
 // A host with the given options on any free loopback port and `devices` CPU devices.
 class ConfiguredHost {
  public:
-  explicit ConfiguredHost(bridge::HostOptions options, int devices = 1) {
+  explicit ConfiguredHost(bridge::HostOptions options, int devices = 1,
+                          const std::string& device = "cpu") {
     options.host = "127.0.0.1";
     options.port = 0;
     std::vector<std::shared_ptr<backend::Backend>> backends;
     for (int i = 0; i < devices; ++i) {
       backend::libtorch::BackendOptions b;
-      b.device = "cpu";
+      b.device = device;
       backends.push_back(std::move(backend::libtorch::make_backend(b)).value());
     }
     host_ = std::make_unique<bridge::Host>(std::move(options), std::move(backends));

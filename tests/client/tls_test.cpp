@@ -73,8 +73,10 @@ class ClientTls : public ::testing::Test {
 };
 fs::path* ClientTls::dir_ = nullptr;
 
-// GET `target` over https, trusting `ca`: the status and body, or the error.
-std::string https_get(std::uint16_t port, const std::string& target, const std::string& ca) {
+// GET `target` over https, trusting `ca`, with `origin` as its Origin header when given: the
+// status and body, or the error.
+std::string https_get(std::uint16_t port, const std::string& target, const std::string& ca,
+                      const std::string& origin = "") {
   net::io_context ioc;
   net::ssl::context ctx(net::ssl::context::tls_client);
   ctx.load_verify_file(ca);
@@ -88,6 +90,15 @@ std::string https_get(std::uint16_t port, const std::string& target, const std::
     s.handshake(net::ssl::stream_base::client);
     http::request<http::string_body> req(http::verb::get, target, 11);
     req.set(http::field::host, "127.0.0.1");
+    if (!origin.empty()) {
+      req.set(http::field::origin, origin);
+      if (target == "/session" || target == "/data") {  // a websocket upgrade, as a page sends it
+        req.set(http::field::connection, "Upgrade");
+        req.set(http::field::upgrade, "websocket");
+        req.set(http::field::sec_websocket_key, "dGhlIHNhbXBsZSBub25jZQ==");
+        req.set(http::field::sec_websocket_version, "13");
+      }
+    }
     http::write(s, req);
     beast::flat_buffer buffer;
     http::response<http::string_body> res;
@@ -124,6 +135,16 @@ TEST_F(ClientTls, HealthAndMetricsAreServedOverHttps) {
   // handed out closed sockets in a loop (each a failed TLS handshake here) about one run in three.
   host.host().stop();
   EXPECT_EQ(host.host().metrics().tls_handshakes_failed, 0u);
+}
+
+// Issue 39, finding 1, over wss:// and https://: a web page's Origin is refused on every route.
+TEST_F(ClientTls, AWebPagesOriginIsRefusedOverTlsToo) {
+  ClientTestHost host(1, tls_options());
+  for (const char* route : {"/session", "/data", "/healthz", "/metrics"}) {
+    const auto r = https_get(host.host().port(), route, file("ca.pem"), "https://evil.example");
+    EXPECT_EQ(r.rfind("403 ", 0), 0u) << route << ": " << r;
+  }
+  expect_serves(host);
 }
 
 TEST_F(ClientTls, AnUntrustedCertificateIsAClearErrorAndTheHostGoesOn) {

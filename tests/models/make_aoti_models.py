@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Makes the AOTInductor packages (.pt2) the tests serve, with torch.export and AOTInductor on the
-CPU, using the Python torch of the wheel the build links (scripts/test-torch2). Beside each
+CPU, using the Python torch of the wheel the build links (scripts/torch-env, the default build). Beside each
 NAME.pt2 goes NAME.expected: the inputs the tests pass and what the model, run eagerly in this
 torch, returns for them.
 

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "aten_guard.hpp"
+#include "device_memory.hpp"
 #include "executor.hpp"
 #include "torchbridge/libtorch/libtorch.hpp"
 
@@ -70,6 +71,16 @@ class LibTorchBackend final : public Backend {
     return std::make_unique<LibTorchExecutor>(device_, custom_ops_, fuse_);
   }
 
+  // Both are called from the host's own threads (sweeper, session ends, /metrics): a failing
+  // driver call is an unknown figure or a cache left for the next sweep, never an exception.
+  DeviceMemory memory() const override {
+    auto m = aten_guard("", [&] { return device_memory(device_); });
+    return m ? m.value() : DeviceMemory{};
+  }
+  void release_cached_memory() override {
+    (void)aten_guard("", [&] { libtorch::release_cached_memory(device_); });
+  }
+
  private:
   at::Device device_;
   std::shared_ptr<CustomOpRegistry> custom_ops_;
@@ -82,14 +93,14 @@ Result<std::unique_ptr<Backend>> make_backend(const BackendOptions& options) {
   TB_TRY_ASSIGN(c10::optional<at::Device> device, parse_device(options.device));
   if (device->is_cuda()) {
     if (!cuda_available()) {
-      return make_error(ErrorCode::kUnsupported,
-                        "device {}: this LibTorch build ({}) has no CUDA, or no GPU is visible",
-                        options.device, torch_version());
+      return make_error(cuda_built() ? ErrorCode::kInvalidArgument : ErrorCode::kUnsupported,
+                        "device {}: {}", options.device, cuda_unavailable_reason());
     }
     if (!device->has_index()) device = at::Device(at::kCUDA, 0);
     if (device->index() >= cuda_device_count()) {
-      return make_error(ErrorCode::kInvalidArgument, "device {}: only {} CUDA device(s) visible",
-                        options.device, cuda_device_count());
+      return make_error(ErrorCode::kInvalidArgument,
+                        "device {}: no such GPU; {} CUDA device(s) are visible (cuda:0 to cuda:{})",
+                        options.device, cuda_device_count(), cuda_device_count() - 1);
     }
   } else if (!device->is_cpu()) {
     return make_error(ErrorCode::kUnsupported, "device {}: only cpu and cuda:N are served",

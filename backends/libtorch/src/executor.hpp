@@ -27,6 +27,7 @@ class TorchTransferable final : public Transferable {
   TorchTransferable(at::Tensor tensor, ir::DType dtype)
       : tensor_(std::move(tensor)), dtype_(dtype) {}
   const ir::DType& dtype() const override { return dtype_; }
+  std::vector<std::int64_t> shape() const override { return tensor_.sizes().vec(); }
   std::uint64_t bytes() const override {
     return static_cast<std::uint64_t>(tensor_.numel()) * tensor_.element_size();
   }
@@ -44,6 +45,9 @@ class QuantTransferable final : public Transferable {
   explicit QuantTransferable(quant::Transfer transfer)
       : transfer_(std::move(transfer)), dtype_(ir::DType::qfloat(transfer_.meta.scheme)) {}
   const ir::DType& dtype() const override { return dtype_; }
+  std::vector<std::int64_t> shape() const override {
+    return transfer_.raw ? transfer_.meta.shape() : transfer_.dequantized.sizes().vec();
+  }
   std::uint64_t bytes() const override {
     const at::Tensor& t = transfer_.raw ? transfer_.meta.values : transfer_.dequantized;
     return static_cast<std::uint64_t>(t.numel()) * t.element_size();

@@ -1,8 +1,10 @@
 // The thread policy (see threads.hpp) and the one restart that gives the runtime libraries the
 // environment they read at load time.
 #include <dlfcn.h>
+#include <sched.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -25,10 +27,19 @@ Fn openblas_fn(const char* name) {
 }
 
 int resolved_threads(int threads) {
-  return threads > 0 ? threads : at::get_num_threads();
+  return threads > 0 ? threads : default_threads();
 }
 
 }  // namespace
+
+int default_threads() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  const int cpus = sched_getaffinity(0, sizeof(set), &set) == 0
+                       ? CPU_COUNT(&set)
+                       : static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
+  return std::max(1, std::min(at::get_num_threads(), cpus - 1));
+}
 
 std::vector<std::pair<std::string, std::string>> thread_env(
     int threads, const std::function<const char*(const char*)>& lookup) {
@@ -67,7 +78,7 @@ std::optional<std::string> restart_with_runtime_env(char** argv, int threads) {
 }
 
 ThreadSettings apply_thread_policy(int threads) {
-  if (threads > 0) at::set_num_threads(threads);
+  at::set_num_threads(resolved_threads(threads));
   ThreadSettings s;
   s.aten = at::get_num_threads();
   using SetThreads = void (*)(int);

@@ -1,8 +1,9 @@
 // AOTInductor packages (.pt2) as custom ops. Built against a LibTorch that loads them
-// (scripts/test-torch2), the packages are made at test time by tests/models/make_aoti_models.py
-// with Python torch from the same wheel (CTest fixture aoti_models, folder in TB_AOTI_MODELS),
-// and the outputs must equal what the model returns when run eagerly in torch. Built against an
-// older LibTorch, every entry point must refuse a .pt2 with an error naming the LibTorch.
+// (scripts/torch-env, the default build), the packages are made at test time by
+// tests/models/make_aoti_models.py with Python torch from the same wheel (CTest fixture
+// aoti_models, folder in TB_AOTI_MODELS), and the outputs must equal what the model returns when
+// run eagerly in torch. Built against an older LibTorch, every entry point must refuse a .pt2 with
+// an error naming the LibTorch.
 #include "torchbridge/libtorch/aoti.hpp"
 
 #include <atomic>
@@ -94,7 +95,7 @@ void require_packages() {
   if (!aoti_supported()) GTEST_SKIP() << "this LibTorch cannot load packages (the test above)";
   if (models_dir().empty()) {
     GTEST_SKIP() << "no TB_AOTI_MODELS: the build has no Python torch to make packages (TB_PYTHON; "
-                    "scripts/test-torch2 sets it)";
+                    "scripts/build sets it)";
   }
 }
 

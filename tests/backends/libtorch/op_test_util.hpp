@@ -15,6 +15,8 @@
 #include <c10/util/Half.h>
 #include <gtest/gtest.h>
 
+#include "test_devices.hpp"
+
 #include "torchbridge/ir/format.hpp"
 #include "torchbridge/libtorch/libtorch.hpp"
 
@@ -173,11 +175,14 @@ inline std::vector<double> values_of(const TensorData& data) {
   return out;
 }
 
+// Ops run on test_device() (tests/test_devices.hpp): the CPU, or TB_TEST_DEVICE.
 class OpTest : public ::testing::Test {
  protected:
   OpTest() {
     backend::libtorch::BackendOptions options;
     options.custom_ops = registry;
+    // An unusable device skips the whole run (DeviceEnvironment); the fixture is still built.
+    if (device_usable(test_device())) options.device = test_device();
     backend_ = std::move(backend::libtorch::make_backend(options)).value();
     exec = backend_->new_executor();
   }

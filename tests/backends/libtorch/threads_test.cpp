@@ -1,3 +1,5 @@
+#include <sched.h>
+
 #include <ATen/Parallel.h>
 #include <dlfcn.h>
 #include <gtest/gtest.h>
@@ -52,6 +54,21 @@ TEST(ThreadPolicy, TheBlasGetsAtensThreadCount) {
     EXPECT_EQ(two.blas, 2);
   }
   EXPECT_NE(describe(two).find("aten 2"), std::string::npos);
+  apply_thread_policy(before);
+}
+
+// --threads 0 leaves a core to the network threads and clients: on 2 cores (LibTorch 2.15 takes
+// both by default) it is 1 thread, never more than the CPUs this process may use less one.
+TEST(ThreadPolicy, TheDefaultLeavesOneCore) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  ASSERT_EQ(sched_getaffinity(0, sizeof(set), &set), 0);
+  const int cpus = CPU_COUNT(&set);
+  const int before = at::get_num_threads();
+  const int threads = default_threads();
+  EXPECT_GE(threads, 1);
+  EXPECT_LE(threads, std::max(1, cpus - 1));
+  EXPECT_EQ(apply_thread_policy(0).aten, threads);
   apply_thread_policy(before);
 }
 

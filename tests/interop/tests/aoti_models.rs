@@ -2,7 +2,7 @@
 //! NAME=PATH.pt2` and called from a Burn program through Burn's custom-op client, between ordinary
 //! Burn ops. Their outputs must equal the model run eagerly in torch: tests/models/
 //! make_aoti_models.py writes each package with NAME.expected (the inputs, and torch's outputs
-//! for them), and CTest passes the folder in `TB_AOTI_MODELS` (scripts/test-torch2's build).
+//! for them), and CTest passes the folder in `TB_AOTI_MODELS` (the default build).
 //! Without that folder (a build on a LibTorch that cannot load packages) the suite checks that
 //! `serve` refuses a package at start-up with exit code 2. The Burn 0.23 crate runs it too.
 

@@ -30,6 +30,8 @@ class Transferable {
  public:
   virtual ~Transferable() = default;
   virtual const ir::DType& dtype() const = 0;
+  // The logical shape (a quantized tensor's values, not its packed bytes).
+  virtual std::vector<std::int64_t> shape() const = 0;
   virtual std::uint64_t bytes() const = 0;
 };
 
@@ -93,6 +95,14 @@ class Executor {
   virtual ExecutorStats stats() const = 0;
 };
 
+// What a device's allocator reports. A host's own count of session tensors is kept beside it
+// (bridge/src/memory.hpp); these are the device's view, for /metrics and the default limit.
+struct DeviceMemory {
+  std::uint64_t total = 0;      // the device's memory; 0 where the allocator does not say (CPU)
+  std::uint64_t allocated = 0;  // held by live tensors, as the allocator counts them
+  std::uint64_t reserved = 0;   // taken from the driver: allocated plus the allocator's cache
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -101,6 +111,11 @@ class Backend {
   // The defaults announced in the handshake (float/int/bool dtypes, quantization).
   virtual ir::DeviceSettings settings() const = 0;
   virtual std::unique_ptr<Executor> new_executor() = 0;
+  // The device's memory as its allocator sees it; all zero where it keeps no statistics.
+  virtual DeviceMemory memory() const { return {}; }
+  // Gives memory the allocator caches but no tensor uses back to the driver (CUDA's caching
+  // allocator keeps what a finished session freed). A no-op where nothing is cached.
+  virtual void release_cached_memory() {}
 };
 
 }  // namespace tb::backend

@@ -31,6 +31,11 @@ struct Limits {
   std::uint64_t max_session_bytes = default_session_bytes();
   // The same, all sessions together, plus the messages being received (0: unlimited).
   std::uint64_t max_host_bytes = default_host_bytes();
+  // Tensor bytes all sessions together may hold on one device, for each served device. nullopt:
+  // each device's default, kDefaultDeviceShare of its memory for a GPU (the rest is left to the
+  // CUDA context, cuDNN/cuBLAS workspaces and the caching allocator's rounding) and no device
+  // limit for the CPU, whose tensors count against max_host_bytes. 0: unlimited.
+  std::optional<std::uint64_t> max_device_bytes;
   // Answers a session may have waiting to be sent (as Burn's host, 64): the session's tasks wait
   // for its client to read, whatever it asks for.
   std::uint32_t max_queued_answers = 64;
@@ -57,6 +62,9 @@ struct HostOptions {
   std::uint16_t port = 3000;  // 0: any free port (see Host::port)
   int io_threads = 2;
   Limits limits;
+  // Origins whose web pages may use the host (a browser sends `Origin`; Burn's client does not):
+  // every request carrying another `Origin` is refused (bridge/src/request_policy.hpp).
+  std::vector<std::string> allowed_origins;
   // Shared secret the handshake's authorization bytes (or an `Authorization: Bearer` header on the
   // upgrade request) must carry; none: every client is served.
   std::optional<std::string> auth_token;
@@ -77,6 +85,14 @@ struct HostOptions {
   std::shared_ptr<Federation> federation;
 };
 
+// One served device's memory: the host's own count against its limit, and its allocator's view.
+struct DeviceMetrics {
+  std::string device;               // "cpu", "cuda:0"
+  std::uint64_t tensor_bytes = 0;   // counted for its sessions' tensors
+  std::uint64_t limit_bytes = 0;    // --max-device-bytes in force (0: none)
+  backend::DeviceMemory allocator;  // allocated/reserved/total, zero on the CPU
+};
+
 struct HostMetrics {
   std::uint64_t sessions_open = 0;
   std::uint64_t sessions_total = 0;
@@ -87,6 +103,7 @@ struct HostMetrics {
   std::uint64_t relays_open = 0;  // sessions passed on to another federation member
   std::uint64_t connections_refused = 0;
   std::uint64_t tls_handshakes_failed = 0;
+  std::uint64_t requests_refused = 0;  // a web page's Origin, or a non-loopback Host on loopback
   std::uint64_t live_tensors = 0;
   std::uint64_t live_bytes = 0;
   std::uint64_t held_bytes = 0;
@@ -102,6 +119,8 @@ struct HostMetrics {
   std::vector<std::pair<std::string, std::uint64_t>> sessions_by_protocol;
   // Every IR leaf (named as `torchbridge ops` prints it) with the times it was executed.
   std::vector<std::pair<std::string, std::uint64_t>> ops_by_kind;
+  // One entry per device this host serves, in order.
+  std::vector<DeviceMetrics> devices;
 };
 
 class Host {

@@ -54,8 +54,18 @@ Result<std::unique_ptr<Backend>> make_backend(const BackendOptions& options);
 
 // The LibTorch build we run on.
 std::string torch_version();
+// Whether this binary carries LibTorch's CUDA kernels (the wheel's libtorch_cuda), whatever the
+// machine has; its CUDA runtime's version ("13.2"), empty when not.
+bool cuda_built();
+std::string cuda_runtime_version();
+// "LibTorch 2.15.0 with CUDA 13.2" or "LibTorch 1.13.0, CPU only": for --version and logs.
+std::string describe_libtorch();
+// Whether a GPU can be used now (a CUDA build, a driver, at least one visible device).
 bool cuda_available();
 int cuda_device_count();
+// Why no CUDA device can be served here: no CUDA in this build, no driver, a driver too old for
+// this LibTorch's CUDA, or none visible (cuda_probe.cpp). For start-up errors.
+std::string cuda_unavailable_reason();
 
 // Whether a leaf is lowered, and why not when it is not; from the lowering tables.
 struct LoweringStatus {

@@ -18,6 +18,13 @@ namespace tb::backend::libtorch {
 // The policy: the BLAS gets the intra-op count ATen gets, and with more than one thread both pools
 // wait passively (sleep as soon as their work is done).
 
+// `--threads 0`: LibTorch's default (the physical cores it may use), less one core left to the
+// network and session threads and, on a small machine, the client. Measured on 2 cores with the
+// client beside the host, ATen at 2 threads was slower than at 1 on every workload, on LibTorch
+// 1.13 and on 2.15 alike (docs/benchmarks.md, "Threads"); on a GPU machine's 16 cores the kernels
+// run on the GPU and 15 threads lose nothing.
+int default_threads();
+
 // The environment variables (name, value) a process running `threads` intra-op threads must start
 // with, because libgomp and OpenBLAS read them only when they load; those `lookup` already finds
 // set are the user's choice and are left alone. `threads` is the count to run with (resolved: not
@@ -27,7 +34,7 @@ std::vector<std::pair<std::string, std::string>> thread_env(
 
 // Restarts this process (`/proc/self/exe` with `argv`) when it lacks the environment the runtime
 // libraries must load with: OpenBLAS's kernels (openblas_core_override) and the thread policy for
-// `threads` intra-op threads (0: LibTorch's default). The restarted process finds
+// `threads` intra-op threads (0: default_threads()). The restarted process finds
 // TB_RUNTIME_ENV_SET naming what was set ("NAME=VALUE ..."). Returns only when nothing needed
 // setting (nullopt) or the restart failed (why). TB_KEEP_BLAS_KERNELS keeps OpenBLAS's kernel
 // choice; the thread variables are always honoured when the user set them.
@@ -39,7 +46,7 @@ struct ThreadSettings {
   std::string omp_wait_policy;  // OMP_WAIT_POLICY as the process started ("": libgomp's default)
 };
 
-// Sets ATen's intra-op threads to `threads` (0: LibTorch's default) and OpenBLAS's to the same
+// Sets ATen's intra-op threads to `threads` (0: default_threads()) and OpenBLAS's to the same
 // count, and says what is in force.
 ThreadSettings apply_thread_policy(int threads);
 
