@@ -19,6 +19,10 @@
 
 #include "member_record.hpp"
 
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+#include <openssl/rand.h>
+
 #ifdef TB_HAVE_C10D_GLOO
 #include <ATen/ATen.h>
 #include <torch/version.h>
@@ -75,13 +79,16 @@ Result<at::ScalarType> scalar_type(const ir::DType& dtype) {
 class C10dMember final : public C10dFederation {
  public:
   C10dMember(FederationOptions options, c10::intrusive_ptr<c10d::Store> store,
-             c10::intrusive_ptr<c10d::Store> transfers, std::vector<FederationMember> members)
+             c10::intrusive_ptr<c10d::Store> transfers, std::vector<FederationMember> members,
+             std::string transfer_secret)
       : options_(std::move(options)),
         store_(std::move(store)),
         transfers_(std::move(transfers)),
-        members_(std::move(members)) {}
+        members_(std::move(members)),
+        transfer_secret_(std::move(transfer_secret)) {}
 
   std::uint32_t rank() const override { return options_.rank; }
+  const std::string& transfer_secret() const override { return transfer_secret_; }
   const std::vector<FederationMember>& members() const override { return members_; }
 
   Status wait_ready() override {
@@ -372,6 +379,7 @@ class C10dMember final : public C10dFederation {
   c10::intrusive_ptr<c10d::Store> store_;
   c10::intrusive_ptr<c10d::Store> transfers_;  // the same store, a connection for transfers
   const std::vector<FederationMember> members_;
+  const std::string transfer_secret_;
   std::mutex mutex_;
   std::condition_variable done_;
   bool stopping_ = false;
@@ -416,6 +424,40 @@ Result<int> store_listener(const std::string& host, std::uint16_t port) {
   return fd;
 }
 #endif
+
+// The members' transfer secret (Federation::transfer_secret). With a token it is derived from the
+// token and never crosses the network; without one, rank 0 draws 32 random bytes and the others
+// read them from the store, which then holds the only copy a stranger could reach (bind it to a
+// private address: docs/federation.md).
+Result<std::string> shared_transfer_secret(c10d::Store& store, const FederationOptions& options) {
+  std::string secret(32, '\0');
+  if (options.token) {
+    static constexpr std::string_view kLabel = "torchbridge federation transfer keys";
+    unsigned int n = 0;
+    HMAC(EVP_sha256(), options.token->data(), static_cast<int>(options.token->size()),
+         reinterpret_cast<const unsigned char*>(kLabel.data()), kLabel.size(),
+         reinterpret_cast<unsigned char*>(secret.data()), &n);
+    return secret;
+  }
+  try {
+    const std::string key = "tb/transfer-secret";
+    if (options.rank == 0) {
+      if (RAND_bytes(reinterpret_cast<unsigned char*>(secret.data()), 32) != 1) {
+        return make_error(ErrorCode::kInternal, "federation: no random bytes for the secret");
+      }
+      store.set(key, std::vector<std::uint8_t>(secret.begin(), secret.end()));
+      return secret;
+    }
+    store.wait({key}, options.timeout);
+    const auto bytes = store.get(key);
+    if (bytes.size() != 32) {
+      return make_error(ErrorCode::kInvalidArgument, "federation: the store's secret is malformed");
+    }
+    return std::string(bytes.begin(), bytes.end());
+  } catch (const std::exception& e) {
+    return make_error(ErrorCode::kTimeout, "federation: the transfer secret: {}", first_line(e));
+  }
+}
 
 Result<std::shared_ptr<C10dFederation>> join_federation(const FederationOptions& options) {
   if (options.world_size == 0 || options.rank >= options.world_size) {
@@ -481,8 +523,9 @@ Result<std::shared_ptr<C10dFederation>> join_federation(const FederationOptions&
                       "federation: not every one of the {} members joined within {} ms: {}",
                       options.world_size, options.timeout.count(), first_line(e));
   }
+  TB_TRY_ASSIGN(std::string secret, shared_transfer_secret(*store, options));
   return std::shared_ptr<C10dFederation>(std::make_shared<C10dMember>(
-      options, std::move(store), std::move(transfers), std::move(members)));
+      options, std::move(store), std::move(transfers), std::move(members), std::move(secret)));
 }
 
 #endif

@@ -25,12 +25,13 @@ std::vector<net::const_buffer> buffers_of(const OutFrame& frame) {
 
 // ---- Serving: another host downloads a tensor this host exposed. ------------------------------
 DataConnection::DataConnection(HostState& host, tb::net::AnyStream&& stream, ConnectionSlot slot,
-                               ConnectionSlot data_slot)
+                               ConnectionSlot data_slot, bool member)
     : host_(host),
       ws_(std::move(stream)),
       timer_(ws_.get_executor()),
       slot_(std::move(slot)),
-      data_slot_(std::move(data_slot)) {}
+      data_slot_(std::move(data_slot)),
+      member_(member) {}
 
 void DataConnection::run(beast::http::request<beast::http::string_body> req) {
   ws_.set_option(websocket::stream_base::timeout::suggested(beast::role_type::server));
@@ -97,7 +98,7 @@ void DataConnection::on_request() {
   const std::uint64_t key = std::get<ir::TensorRequestMessage>(message.value()).transfer_id;
   waiting_ = true;
   auto self = shared_from_this();
-  ticket_ = host_.data.when_exposed(key, [self](DataStore::Payload p) {
+  ticket_ = host_.data.when_exposed(key, member_, [self](DataStore::Payload p) {
     net::post(self->ws_.get_executor(), [self, p = std::move(p)]() mutable {
       self->timer_.cancel();
       guarded([&] { self->respond(std::move(p)); },
@@ -157,11 +158,18 @@ Result<ir::TensorData> WebSocketDownloader::download(const ir::Address& peer, st
                          &stopping_, tls_.get());
 }
 
+Result<ir::TensorData> WebSocketDownloader::download_from_member(const ir::Address& peer,
+                                                                 std::uint64_t key) {
+  return download_tensor(peer, key, options_.transfer_timeout, options_.limits.max_message_bytes,
+                         &stopping_, tls_.get(), options_.auth_token);
+}
+
 Result<ir::TensorData> download_tensor(const ir::Address& peer, std::uint64_t key,
                                        std::chrono::milliseconds timeout,
                                        std::uint64_t max_message_bytes,
                                        const std::atomic<bool>* cancel,
-                                       boost::asio::ssl::context* tls) {
+                                       boost::asio::ssl::context* tls,
+                                       const std::optional<std::string>& bearer) {
   if (peer.scheme != "ws" && peer.scheme != "wss") {
     return make_error(ErrorCode::kUnsupported,
                       "cannot download from {}://: only ws and wss are spoken", peer.scheme);
@@ -187,6 +195,11 @@ Result<ir::TensorData> download_tensor(const ir::Address& peer, std::uint64_t ke
   std::vector<std::uint8_t> request = ir::encode(ir::DataMessage{ir::TensorRequestMessage{key}});
   ws.read_message_max(max_message_bytes);
   ws.binary(true);
+  if (bearer) {
+    ws.set_option(websocket::stream_base::decorator([&bearer](websocket::request_type& req) {
+      req.set(beast::http::field::authorization, "Bearer " + *bearer);
+    }));
+  }
   beast::get_lowest_layer(ws).expires_after(timeout);
 
   resolver.async_resolve(

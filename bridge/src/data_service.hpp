@@ -7,6 +7,8 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include <boost/asio.hpp>
@@ -26,9 +28,11 @@ struct HostState;
 
 class DataConnection : public std::enable_shared_from_this<DataConnection> {
  public:
-  // `slot` counts against max_connections, `data_slot` against max_data_connections.
+  // `slot` counts against max_connections, `data_slot` against max_data_connections. `member`:
+  // the peer is a federation member (it presented the token, or without one, it is at a member's
+  // address); only members download transfers between members.
   DataConnection(HostState& host, tb::net::AnyStream&& stream, ConnectionSlot slot,
-                 ConnectionSlot data_slot);
+                 ConnectionSlot data_slot, bool member = false);
   void run(boost::beast::http::request<boost::beast::http::string_body> req);
 
  private:
@@ -49,6 +53,7 @@ class DataConnection : public std::enable_shared_from_this<DataConnection> {
   std::uint64_t ticket_ = 0;  // the request waiting for its tensor, if any
   bool waiting_ = false;
   bool ended_ = false;
+  const bool member_;
 };
 
 class WebSocketDownloader final : public Downloader {
@@ -58,6 +63,7 @@ class WebSocketDownloader final : public Downloader {
                       const std::shared_ptr<boost::asio::ssl::context>& tls)
       : options_(options), stopping_(stopping), tls_(tls) {}
   Result<ir::TensorData> download(const ir::Address& peer, std::uint64_t key) override;
+  Result<ir::TensorData> download_from_member(const ir::Address& peer, std::uint64_t key) override;
 
  private:
   const HostOptions& options_;
@@ -72,7 +78,8 @@ Result<ir::TensorData> download_tensor(const ir::Address& peer, std::uint64_t ke
                                        std::chrono::milliseconds timeout,
                                        std::uint64_t max_message_bytes,
                                        const std::atomic<bool>* cancel = nullptr,
-                                       boost::asio::ssl::context* tls = nullptr);
+                                       boost::asio::ssl::context* tls = nullptr,
+                                       const std::optional<std::string>& bearer = std::nullopt);
 
 // The segments of `frame` as Asio buffers, for one scatter-gather write.
 std::vector<boost::asio::const_buffer> buffers_of(const OutFrame& frame);

@@ -100,12 +100,12 @@ void HttpConnection::route() {
   if (websocket::is_upgrade(req)) {
     // The websocket stream keeps its own timers; the HTTP read's must not close it later.
     stream_.expires_never();
+    bool header_ok = false;
+    if (host_.options.auth_token) {
+      const auto auth = req[http::field::authorization];
+      header_ok = constant_time_equal(auth, "Bearer " + *host_.options.auth_token);
+    }
     if (path == "/session") {
-      bool header_ok = false;
-      if (host_.options.auth_token) {
-        const auto auth = req[http::field::authorization];
-        header_ok = constant_time_equal(auth, "Bearer " + *host_.options.auth_token);
-      }
       auto scope = relayed_scope(host_, req, header_ok, address_of(stream_.socket()));
       std::make_shared<SessionConnection>(host_, std::move(stream_), std::move(slot_), header_ok,
                                           std::move(scope))
@@ -121,8 +121,13 @@ void HttpConnection::route() {
         return respond(req, http::status::service_unavailable, "text/plain",
                        "too many /data connections\n");
       }
+      // A member: with a token, one that presented it; without, one at a member's address.
+      const bool member = host_.options.federation &&
+                          (host_.options.auth_token ? header_ok
+                                                    : is_member_host(*host_.options.federation,
+                                                                     address_of(stream_.socket())));
       std::make_shared<DataConnection>(host_, std::move(stream_), std::move(slot_),
-                                       ConnectionSlot(host_.counters.data_connections_open))
+                                       ConnectionSlot(host_.counters.data_connections_open), member)
           ->run(std::move(req));
       return;
     }

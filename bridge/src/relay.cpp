@@ -8,7 +8,8 @@
 #include "torchbridge/version.hpp"
 #include "ws_session.hpp"
 
-#include <openssl/sha.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
 
 namespace tb::bridge {
 
@@ -45,10 +46,13 @@ std::optional<ir::Address> member_address(std::string_view address) {
   return a;
 }
 
-std::uint64_t transfer_key(std::string_view scope, ir::LocalTransferId id) {
+std::uint64_t transfer_key(std::string_view secret, std::string_view scope,
+                           ir::LocalTransferId id) {
   const std::string text = fmt::format("{}|{}", scope, id);
-  unsigned char digest[SHA256_DIGEST_LENGTH];
-  SHA256(reinterpret_cast<const unsigned char*>(text.data()), text.size(), digest);
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int n = 0;
+  HMAC(EVP_sha256(), secret.data(), static_cast<int>(secret.size()),
+       reinterpret_cast<const unsigned char*>(text.data()), text.size(), digest, &n);
   std::uint64_t key = 0;
   for (int i = 0; i < 8; ++i) key |= std::uint64_t{digest[i]} << (8 * i);
   return key;

@@ -37,8 +37,10 @@ std::string federation_scope(std::string_view scope);
 bool is_member_host(const Federation& federation, const std::string& peer);
 // A member's address (ws://host:port, wss://host:port) as `/data` downloads take it.
 std::optional<ir::Address> member_address(std::string_view address);
-// The `/data` key of same-host transfer `id` of `scope` in a federation.
-std::uint64_t transfer_key(std::string_view scope, ir::LocalTransferId id);
+// The `/data` key of same-host transfer `id` of `scope` in a federation: HMAC-SHA256 under the
+// members' `secret` (Federation::transfer_secret), so that no one outside the federation can
+// compute it from the client's address and the transfer id.
+std::uint64_t transfer_key(std::string_view secret, std::string_view scope, ir::LocalTransferId id);
 
 class Relay : public std::enable_shared_from_this<Relay> {
  public:

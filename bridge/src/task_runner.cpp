@@ -242,11 +242,11 @@ void TaskRunner::expose_remote(const ir::ExposeTensorRemoteTask& t) {
 }
 
 bool TaskRunner::expose_data(const ir::TensorIr& tensor, std::uint64_t key, std::uint32_t count,
-                             const char* task) {
+                             const char* task, bool members_only) {
   const auto expires = std::chrono::steady_clock::now() + services_.transfer_timeout;
   const auto expose = [&](DataStore::Payload payload, MemoryCharge charge) {
     if (!services_.data->expose(key, session_id_, std::move(payload), count, std::move(charge),
-                                expires)) {
+                                expires, members_only)) {
       executor_->fail(
           make_error(ErrorCode::kInvalidArgument,
                      "{}: transfer {:#x} is already exposed; the first exposure stands", task, key),
@@ -271,8 +271,9 @@ bool TaskRunner::expose_data(const ir::TensorIr& tensor, std::uint64_t key, std:
 
 void TaskRunner::expose_across(const ir::ExposeTensorLocalTask& t) {
   // Its taker may be on any member: the tensor is served on /data, and the store says where.
-  const std::uint64_t key = transfer_key(services_.transfer_scope, t.transfer_id);
-  if (!expose_data(t.tensor, key, 1, "ExposeTensorLocal")) return;
+  const std::uint64_t key = transfer_key(services_.federation->transfer_secret(),
+                                         services_.transfer_scope, t.transfer_id);
+  if (!expose_data(t.tensor, key, 1, "ExposeTensorLocal", /*members_only=*/true)) return;
   if (auto s = services_.federation->announce_transfer(key); !s) {
     executor_->fail(with_context(s.error(), "ExposeTensorLocal"), {});
   }
@@ -284,7 +285,8 @@ void TaskRunner::register_across(const ir::RegisterTensorLocalTask& t) {
         with_context(std::move(e), fmt::format("RegisterTensorLocal #{}", t.new_id.value)),
         {t.new_id});
   };
-  const std::uint64_t key = transfer_key(services_.transfer_scope, t.transfer_id);
+  const std::uint64_t key = transfer_key(services_.federation->transfer_secret(),
+                                         services_.transfer_scope, t.transfer_id);
   auto rank = services_.federation->locate_transfer(key, services_.transfer_timeout);
   if (!rank) return fail(rank.error());
   const std::string& address = services_.federation->members()[rank.value()].address;
@@ -293,7 +295,7 @@ void TaskRunner::register_across(const ir::RegisterTensorLocalTask& t) {
     return fail(make_error(ErrorCode::kInvalidArgument,
                            "member {}'s address {} is not ws:// or wss://", rank.value(), address));
   }
-  auto data = services_.downloader->download(*peer, key);
+  auto data = services_.downloader->download_from_member(*peer, key);
   if (!data) return fail(data.error());
   if (!within_tensor_limit("RegisterTensorLocal", t.new_id, data.value())) return;
   note(session_id_, executor_->register_tensor(t.new_id, data.value()));

@@ -82,9 +82,10 @@ class TaskRunner {
   // host's tensor bytes in host memory and the device's tensor bytes after the change.
   std::pair<std::uint64_t, std::uint64_t> report_tensor_bytes(std::uint64_t tensors);
   void expose_remote(const ir::ExposeTensorRemoteTask& t);
-  // Serves `tensor` on `/data` under `key`, `count` times; false when the key is taken.
+  // Serves `tensor` on `/data` under `key`, `count` times (to federation members alone when
+  // `members_only`); false when the key is taken.
   bool expose_data(const ir::TensorIr& tensor, std::uint64_t key, std::uint32_t count,
-                   const char* task);
+                   const char* task, bool members_only = false);
   // Same-host transfers in a federation: through `/data`, from whichever member exposed them.
   void expose_across(const ir::ExposeTensorLocalTask& t);
   void register_across(const ir::RegisterTensorLocalTask& t);

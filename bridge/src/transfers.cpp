@@ -61,22 +61,33 @@ std::uint64_t DataStore::key_of(const ir::TransferCapability& capability) {
   return key;
 }
 
+DataStore::Payload DataStore::not_a_member(std::uint64_t key) {
+  return make_error(ErrorCode::kUnauthorized,
+                    "transfer {:#x} is between federation members: a download needs a member's "
+                    "token or address",
+                    key);
+}
+
 bool DataStore::expose(std::uint64_t key, std::uint64_t session, Payload payload,
                        std::uint32_t count, MemoryCharge charge,
-                       std::chrono::steady_clock::time_point expires) {
+                       std::chrono::steady_clock::time_point expires, bool members_only) {
   std::vector<std::pair<Callback, Payload>> ready;
   {
     std::lock_guard lock(mutex_);
     if (exposed_.count(key)) return false;
     Exposed entry{session, std::move(payload), std::max<std::uint32_t>(count, 1), std::move(charge),
-                  expires};
+                  expires, members_only};
     for (auto it = waiters_.begin(); it != waiters_.end() && entry.remaining > 0;) {
       if (it->second.key != key) {
         ++it;
         continue;
       }
-      ready.emplace_back(std::move(it->second.done), entry.payload);
-      --entry.remaining;
+      if (members_only && !it->second.member) {
+        ready.emplace_back(std::move(it->second.done), not_a_member(key));
+      } else {
+        ready.emplace_back(std::move(it->second.done), entry.payload);
+        --entry.remaining;
+      }
       it = waiters_.erase(it);
     }
     if (entry.remaining > 0) exposed_.emplace(key, std::move(entry));
@@ -85,7 +96,7 @@ bool DataStore::expose(std::uint64_t key, std::uint64_t session, Payload payload
   return true;
 }
 
-std::uint64_t DataStore::when_exposed(std::uint64_t key, Callback done) {
+std::uint64_t DataStore::when_exposed(std::uint64_t key, bool member, Callback done) {
   Payload payload = make_error(ErrorCode::kInternal, "unset");
   std::uint64_t ticket = 0;
   {
@@ -93,11 +104,15 @@ std::uint64_t DataStore::when_exposed(std::uint64_t key, Callback done) {
     ticket = next_ticket_++;
     const auto it = exposed_.find(key);
     if (it == exposed_.end()) {
-      waiters_.emplace(ticket, Waiter{key, std::move(done)});
+      waiters_.emplace(ticket, Waiter{key, member, std::move(done)});
       return ticket;
     }
-    payload = it->second.payload;
-    if (--it->second.remaining == 0) exposed_.erase(it);
+    if (it->second.members_only && !member) {
+      payload = not_a_member(key);
+    } else {
+      payload = it->second.payload;
+      if (--it->second.remaining == 0) exposed_.erase(it);
+    }
   }
   done(std::move(payload));
   return ticket;

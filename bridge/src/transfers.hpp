@@ -64,12 +64,16 @@ class DataStore {
 
   static std::uint64_t key_of(const ir::TransferCapability& capability);
 
-  // False (nothing stored) when `key` is already exposed.
+  // False (nothing stored) when `key` is already exposed. A `members_only` exposure (a same-host
+  // transfer between federation members) is served to members' downloads alone.
   bool expose(std::uint64_t key, std::uint64_t session, Payload payload, std::uint32_t count,
-              MemoryCharge charge, std::chrono::steady_clock::time_point expires);
+              MemoryCharge charge, std::chrono::steady_clock::time_point expires,
+              bool members_only = false);
   // Calls `done` (on an arbitrary thread) once `key` is exposed, consuming one download; returns
-  // a ticket for cancel().
-  std::uint64_t when_exposed(std::uint64_t key, Callback done);
+  // a ticket for cancel(). A download by a non-`member` of a members-only exposure gets an error
+  // at once and consumes nothing (issue 39, finding 3: a stranger's download had taken a
+  // client's tensor, and the client's own transfer then failed).
+  std::uint64_t when_exposed(std::uint64_t key, bool member, Callback done);
   // Fails a waiting request (its timeout, its client gone) if it is still waiting.
   void cancel(std::uint64_t ticket, const Error& why);
   // Drops what `session` exposed (its teardown).
@@ -87,11 +91,14 @@ class DataStore {
     std::uint32_t remaining;
     MemoryCharge charge;
     std::chrono::steady_clock::time_point expires;
+    bool members_only = false;
   };
   struct Waiter {
     std::uint64_t key;
+    bool member;
     Callback done;
   };
+  static Payload not_a_member(std::uint64_t key);
   std::mutex mutex_;
   std::unordered_map<std::uint64_t, Exposed> exposed_;
   std::map<std::uint64_t, Waiter> waiters_;  // by ticket, oldest first
@@ -104,6 +111,12 @@ class Downloader {
  public:
   virtual ~Downloader() = default;
   virtual Result<ir::TensorData> download(const ir::Address& peer, std::uint64_t key) = 0;
+  // From another member of this host's federation, proving membership with the host's token
+  // (members-only exposures, DataStore::expose). Never used for a peer a client named: the token
+  // goes to members alone.
+  virtual Result<ir::TensorData> download_from_member(const ir::Address& peer, std::uint64_t key) {
+    return download(peer, key);
+  }
 };
 
 }  // namespace tb::bridge

@@ -458,10 +458,12 @@ class TwoMembers final : public Federation {
   Result<std::uint32_t> locate_transfer(std::uint64_t, std::chrono::milliseconds) override {
     return make_error(ErrorCode::kTimeout, "not linked");
   }
+  const std::string& transfer_secret() const override { return secret_; }
   void shutdown() override {}
 
  private:
   std::vector<FederationMember> members_;
+  std::string secret_ = "a test federation's secret";
 };
 
 // Burn 0.23 names a collective's members by their sessions: one that no member serves fails the

@@ -60,6 +60,10 @@ class Federation {
   virtual Result<std::uint32_t> locate_transfer(std::uint64_t key,
                                                 std::chrono::milliseconds timeout) = 0;
 
+  // A secret every member holds and no one else can compute: same-host transfer keys between
+  // members are keyed with it (relay.hpp, transfer_key), so nobody can derive a client's key from
+  // its address and transfer id (issue 39, finding 3).
+  virtual const std::string& transfer_secret() const = 0;
   // The host is stopping: waits in progress fail at once.
   virtual void shutdown() = 0;
 
