@@ -169,6 +169,33 @@ TEST(C10dFederation, TheStoreListensOnlyWhereItWasTold) {
   for (const auto& a : addresses) EXPECT_EQ(a, "0100007F") << "the store listens on " << a;
 }
 
+// Issue 39, findings 9 and 10, on the default build's store (c10d's libuv server): a stranger's
+// half-sent query declaring a 256 MiB key neither stalls a transfer between members nor makes rank
+// 0 hold the declared size.
+TEST(C10dFederation, AStrangersHalfSentStoreQueryStallsNothingAndReservesNothing) {
+  SKIP_WITHOUT_FEDERATION();
+  auto f = form({1, 1});
+  ASSERT_EQ(f.members.size(), 2u);
+  boost::asio::io_context ioc;
+  boost::asio::ip::tcp::socket stranger(ioc);
+  stranger.connect({boost::asio::ip::make_address("127.0.0.1"), f.store_port});
+  const auto rss_before = tb::test::status_bytes("VmRSS");
+  // c10d's store protocol: VALIDATE (0) with its magic number, then SET (1) whose key declares
+  // 2^28 bytes, of which 10 come.
+  std::vector<std::uint8_t> bytes{0, 0xce, 0xf7, 0x85, 0x3c, 1, 0, 0, 0, 0x10, 0, 0, 0, 0};
+  bytes.resize(bytes.size() + 10, 'x');
+  boost::asio::write(stranger, boost::asio::buffer(bytes));
+  std::this_thread::sleep_for(200ms);
+  const auto start = std::chrono::steady_clock::now();
+  ASSERT_TRUE(f.members[0]->announce_transfer(0x5eed));
+  auto owner = f.members[1]->locate_transfer(0x5eed, 5s);
+  ASSERT_TRUE(owner) << owner.error().what();
+  EXPECT_EQ(owner.value(), 0u);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 2s) << "a stranger's query stalled the store";
+  EXPECT_LT(tb::test::status_bytes("VmRSS"), rss_before + (std::uint64_t{64} << 20))
+      << "the store reserved a stranger's declared key size";
+}
+
 TEST(C10dFederation, ARankJoinsOnceAndTheOthersNeedTheSameToken) {
   SKIP_WITHOUT_FEDERATION();
   auto f = form({1, 1});
