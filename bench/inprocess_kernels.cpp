@@ -78,18 +78,25 @@ struct ResNetBlock {
   }
 };
 
-void BM_ResNetBlock_Ours(benchmark::State& state) {
-  ResNetBlock block;
+// Times workload `w` through our executor: its ops and the drop of its result, per iteration,
+// after one run checked against `expected` (ATen's answer).
+template <class W>
+void time_ours(benchmark::State& state, const char* what, const W& w, const at::Tensor& expected) {
   Ours ours;
-  block.setup(ours);
-  ours.run_all(block.ops);
-  check_same("resnet block", ours.get(block.result()), ResNetBlock::aten(block.on(device())));
-  ours.run(block.drop());
+  w.setup(ours);
+  ours.run_all(w.ops);
+  check_same(what, ours.get(w.result()), expected);
+  ours.run(w.drop());
   for (auto _ : state) {
-    ours.run_all(block.ops);
-    ours.run(block.drop());
+    ours.run_all(w.ops);
+    ours.run(w.drop());
     ours.sync();
   }
+}
+
+void BM_ResNetBlock_Ours(benchmark::State& state) {
+  const ResNetBlock block;
+  time_ours(state, "resnet block", block, ResNetBlock::aten(block.on(device())));
 }
 
 void BM_ResNetBlock_Aten(benchmark::State& state) {
@@ -197,17 +204,8 @@ struct EncoderLayer {
 };
 
 void BM_EncoderLayer_Ours(benchmark::State& state) {
-  EncoderLayer layer;
-  Ours ours;
-  layer.setup(ours);
-  ours.run_all(layer.ops);
-  check_same("encoder layer", ours.get(layer.result()), layer.on(device()).aten());
-  ours.run(layer.drop());
-  for (auto _ : state) {
-    ours.run_all(layer.ops);
-    ours.run(layer.drop());
-    ours.sync();
-  }
+  const EncoderLayer layer;
+  time_ours(state, "encoder layer", layer, layer.on(device()).aten());
 }
 
 void BM_EncoderLayer_Aten(benchmark::State& state) {
