@@ -217,6 +217,18 @@ Status fill_signature(const std::string& path, Loader& loader, AotiSignature& si
   return ok();
 }
 
+// What one loaded copy holds in constants (weights and buffers).
+Result<std::uint64_t> constant_bytes(Loader& loader) {
+  return aten_guard(ErrorCode::kInvalidArgument, "constants", [&] {
+    std::uint64_t bytes = 0;
+    for (const auto& [name, t] :
+         loader.get_runner()->extract_constants_map(/*use_inactive=*/false)) {
+      if (t.defined()) bytes += t.nbytes();
+    }
+    return bytes;
+  });
+}
+
 Result<std::vector<at::Tensor>> call_package(const LoadedPackage& p, const CustomOpCall& call) {
   const auto it = p.by_device.find(call.device.str());
   if (it == p.by_device.end()) {
@@ -260,6 +272,7 @@ Result<AotiOp> load_aoti_op(const std::string& name, const std::string& path,
                             const std::vector<std::string>& devices) {
   auto loaded = std::make_shared<LoadedPackage>();
   loaded->path = path;
+  std::uint64_t weight_bytes = 0;
   for (const auto& device_name : devices) {
     if (loaded->by_device.count(device_name)) continue;
     TB_TRY_ASSIGN(const at::Device device, parse_device(device_name));
@@ -270,6 +283,7 @@ Result<AotiOp> load_aoti_op(const std::string& name, const std::string& path,
         return with_context(s.error(), fmt::format("AOTInductor package {}", path));
       }
       loaded->signature = std::move(sig);
+      TB_TRY_ASSIGN(weight_bytes, constant_bytes(*loader));
     }
     loaded->by_device.emplace(device_name, std::move(loader));
   }
@@ -280,6 +294,7 @@ Result<AotiOp> load_aoti_op(const std::string& name, const std::string& path,
   op.signature = loaded->signature;
   op.handler = [loaded](const CustomOpCall& call) { return call_package(*loaded, call); };
   op.training = inference_only_ops(name, path);
+  op.weight_bytes = weight_bytes;
   return op;
 }
 

@@ -18,6 +18,44 @@ void CustomOpRegistry::add(const std::string& id, CustomOpHandler handler) {
   handlers_[id] = std::make_shared<const CustomOpHandler>(std::move(handler));
 }
 
+void CustomOpRegistry::replace(const std::vector<std::string>& remove,
+                               std::vector<std::pair<std::string, CustomOpHandler>> add,
+                               const std::string& why) {
+  std::vector<std::shared_ptr<const CustomOpHandler>> made;
+  made.reserve(add.size());
+  for (auto& [id, handler] : add) {
+    made.push_back(std::make_shared<const CustomOpHandler>(std::move(handler)));
+  }
+  // The old handlers are released after the lock: dropping the last reference to a model frees
+  // its weights, which must not stall every session's lookups.
+  std::vector<std::shared_ptr<const CustomOpHandler>> dropped;
+  {
+    std::unique_lock lock(mutex_);
+    for (const auto& id : remove) {
+      if (auto it = handlers_.find(id); it != handlers_.end()) {
+        dropped.push_back(std::move(it->second));
+        handlers_.erase(it);
+      }
+      if (!why.empty()) removed_[id] = why;
+    }
+    for (std::size_t i = 0; i < add.size(); ++i) {
+      removed_.erase(add[i].first);
+      auto& slot = handlers_[add[i].first];
+      if (slot) dropped.push_back(std::move(slot));
+      slot = std::move(made[i]);
+    }
+  }
+}
+
+std::shared_ptr<const CustomOpHandler> CustomOpRegistry::find(const std::string& id,
+                                                              std::string& why) const {
+  std::shared_lock lock(mutex_);
+  if (const auto it = handlers_.find(id); it != handlers_.end()) return it->second;
+  const auto gone = removed_.find(id);
+  why = gone == removed_.end() ? std::string() : gone->second;
+  return nullptr;
+}
+
 std::shared_ptr<const CustomOpHandler> CustomOpRegistry::find(const std::string& id) const {
   std::shared_lock lock(mutex_);
   const auto it = handlers_.find(id);

@@ -1,5 +1,5 @@
 // The lowering families: what the regular rows of the op tables expand to (lowering.cpp), and the
-// helpers every lowering file shares. A row `TB_X(TB_CAT, Exp, UnaryOpIr, float_unary, exp)`
+// helpers every lowering file shares. A row `TB_X(TB_CAT, Exp, UnaryOpIr, float_unary, exp, all)`
 // becomes `unary_float(ctx, op, at::exp)`; an `own` row names a function of its own, declared in
 // lowering.hpp.
 #pragma once

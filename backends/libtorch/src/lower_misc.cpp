@@ -24,8 +24,10 @@ Status lower_Drop_Op(OpContext&, const ir::TensorIr&) {
 }
 
 Status lower_Custom_Op(OpContext& ctx, const ir::CustomOpIr& op) {
-  auto handler = ctx.custom_ops() ? ctx.custom_ops()->find(op.id) : nullptr;
+  std::string why;
+  auto handler = ctx.custom_ops() ? ctx.custom_ops()->find(op.id, why) : nullptr;
   if (!handler) handler = builtin_custom_ops().find(op.id);
+  if (!handler && !why.empty()) return ctx.invalid("custom op \"{}\": {}", op.id, why);
   if (!handler) return ctx.invalid("no custom op \"{}\" is registered on this host", op.id);
   CustomOpCall call{op, ctx.in(op.inputs), ctx.device()};
   // A handler is user code: whatever it throws becomes this op's error, named after the op.

@@ -26,18 +26,24 @@ void register_model(CustomOpRegistry& registry, const std::string& name, CustomO
   for (auto& [id, handler] : training) registry.add(id, std::move(handler));
 }
 
+Result<LoadedModel> load_model(const std::string& name, const std::string& path,
+                               const std::vector<std::string>& devices) {
+  if (is_aoti_package(path)) {
+    TB_TRY_ASSIGN(auto op, load_aoti_op(name, path, devices));
+    return LoadedModel{ModelSummary{name, "AOTInductor", op.signature.schema},
+                       std::move(op.handler), std::move(op.training), op.weight_bytes};
+  }
+  TB_TRY_ASSIGN(auto op, load_torchscript_op(name, path, devices));
+  return LoadedModel{ModelSummary{name, "TorchScript", op.signature.schema}, std::move(op.handler),
+                     std::move(op.training), op.weight_bytes};
+}
+
 Result<ModelSummary> add_model_op(CustomOpRegistry& registry, const std::string& spec,
                                   const std::vector<std::string>& devices) {
   TB_TRY_ASSIGN(const auto name_path, parse_model_spec(spec));
-  const auto& [name, path] = name_path;
-  if (is_aoti_package(path)) {
-    TB_TRY_ASSIGN(auto op, load_aoti_op(name, path, devices));
-    register_model(registry, name, std::move(op.handler), std::move(op.training));
-    return ModelSummary{name, "AOTInductor", op.signature.schema};
-  }
-  TB_TRY_ASSIGN(auto op, load_torchscript_op(name, path, devices));
-  register_model(registry, name, std::move(op.handler), std::move(op.training));
-  return ModelSummary{name, "TorchScript", op.signature.schema};
+  TB_TRY_ASSIGN(auto model, load_model(name_path.first, name_path.second, devices));
+  register_model(registry, name_path.first, std::move(model.forward), std::move(model.training));
+  return std::move(model.summary);
 }
 
 Result<std::string> describe_model(const std::string& path) {

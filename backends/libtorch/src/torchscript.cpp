@@ -14,6 +14,7 @@
 #include <fstream>
 #include <map>
 #include <mutex>
+#include <set>
 #include <sstream>
 
 #include <c10/core/GradMode.h>
@@ -358,11 +359,29 @@ std::string TorchScriptSignature::describe() const {
   return out;
 }
 
+namespace {
+
+// What one copy of the module holds in memory: its parameters and buffers, each storage once
+// (tied weights share one).
+std::uint64_t module_bytes(const torch::jit::Module& module) {
+  std::set<const void*> seen;
+  std::uint64_t bytes = 0;
+  auto count = [&](const at::Tensor& t) {
+    if (t.defined() && seen.insert(t.storage().data()).second) bytes += t.storage().nbytes();
+  };
+  for (const auto& t : module.parameters(/*recurse=*/true)) count(t);
+  for (const auto& t : module.buffers(/*recurse=*/true)) count(t);
+  return bytes;
+}
+
+}  // namespace
+
 Result<TorchScriptOp> load_torchscript_op(const std::string& name, const std::string& path,
                                           const std::vector<std::string>& devices) {
   auto loaded = std::make_shared<LoadedModule>();
   loaded->name = name;
   loaded->path = path;
+  std::uint64_t weight_bytes = 0;
   for (const auto& device_name : devices) {
     if (loaded->by_device.count(device_name)) continue;
     TB_TRY_ASSIGN(const at::Device device, parse_device(device_name));
@@ -377,6 +396,7 @@ Result<TorchScriptOp> load_torchscript_op(const std::string& name, const std::st
       dm->parameter_index.emplace(tensor.unsafeGetTensorImpl(), dm->parameters.size());
       dm->parameters.push_back(std::move(tensor));
     }
+    if (loaded->by_device.empty()) weight_bytes = module_bytes(module);
     dm->module = std::move(module);
     loaded->by_device.emplace(device_name, std::move(dm));
   }
@@ -387,6 +407,7 @@ Result<TorchScriptOp> load_torchscript_op(const std::string& name, const std::st
   op.signature = loaded->signature;
   op.handler = [loaded](const CustomOpCall& call) { return call_module(*loaded, call); };
   op.training = detail::training_ops(loaded);
+  op.weight_bytes = weight_bytes;
   return op;
 }
 

@@ -13,6 +13,7 @@
 // loading one is an error at start-up. docs/libtorch.md is the user-facing account.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
@@ -47,6 +48,8 @@ struct AotiOp {
   CustomOpHandler handler;  // served as NAME
   // NAME::parameters, ::functional, ::backward, ::spec: each an error naming the op.
   std::vector<std::pair<std::string, CustomOpHandler>> training;
+  // Bytes of constants (weights, buffers) the copy on one device holds.
+  std::uint64_t weight_bytes = 0;
 };
 
 // Whether this build can load AOTInductor packages.

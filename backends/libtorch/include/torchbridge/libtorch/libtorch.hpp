@@ -31,13 +31,23 @@ class CustomOpRegistry {
  public:
   // Replaces any handler under `id`.
   void add(const std::string& id, CustomOpHandler handler);
-  // nullptr when none is registered.
+  // In one step, so that no call sees half of a change: removes `remove` (a later call of one of
+  // them fails with `why`, when given), then adds `add`. A model version's ids move together.
+  void replace(const std::vector<std::string>& remove,
+               std::vector<std::pair<std::string, CustomOpHandler>> add, const std::string& why);
+  // nullptr when none is registered. A call holds its handler (and what it captured) until it
+  // returns, whatever replaces it meanwhile.
   std::shared_ptr<const CustomOpHandler> find(const std::string& id) const;
+  // The same, and when there is none, why `id` is no longer served (`replace`'s `why`; empty for
+  // an id never served), read in the same step.
+  std::shared_ptr<const CustomOpHandler> find(const std::string& id, std::string& why) const;
   std::vector<std::string> ids() const;
 
  private:
   mutable std::shared_mutex mutex_;
   std::unordered_map<std::string, std::shared_ptr<const CustomOpHandler>> handlers_;
+  // Bounded by the ids ever served (a repository's names), never by what clients ask.
+  std::unordered_map<std::string, std::string> removed_;
 };
 
 struct BackendOptions {

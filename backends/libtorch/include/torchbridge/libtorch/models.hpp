@@ -3,6 +3,7 @@
 // other is a TorchScript module (torchscript.hpp).
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
@@ -17,6 +18,21 @@ struct ModelSummary {
   std::string format;  // "TorchScript" or "AOTInductor"
   std::string schema;  // one line: "forward(Tensor x) -> Tensor"
 };
+
+// A model loaded on its devices, not yet served: what a registry (or a repository) adds.
+struct LoadedModel {
+  ModelSummary summary;
+  CustomOpHandler forward;  // served as NAME
+  // The training contract's ops by full id (NAME::parameters, ...).
+  std::vector<std::pair<std::string, CustomOpHandler>> training;
+  // Bytes of weights one device's copy holds (every device holds one).
+  std::uint64_t weight_bytes = 0;
+};
+
+// The model at `path` (by its extension, .pt2 or TorchScript), under the op id `name`, loaded on
+// every device in `devices` and checked for each (signature, device, CPU instructions).
+Result<LoadedModel> load_model(const std::string& name, const std::string& path,
+                               const std::vector<std::string>& devices);
 
 // `NAME=PATH` as (NAME, PATH), or an error saying what --model expects.
 Result<std::pair<std::string, std::string>> parse_model_spec(const std::string& spec);

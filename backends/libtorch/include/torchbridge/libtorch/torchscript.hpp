@@ -73,6 +73,8 @@ struct TorchScriptOp {
   CustomOpHandler handler;  // forward, served as NAME
   // The training contract's ops by full id: NAME::parameters, NAME::functional, ...
   std::vector<std::pair<std::string, CustomOpHandler>> training;
+  // Bytes of parameters and buffers the copy on one device holds.
+  std::uint64_t weight_bytes = 0;
 };
 
 // The training contract's op ids for module NAME.
