@@ -20,6 +20,48 @@ namespace tb::bridge {
 
 namespace net = boost::asio;
 
+namespace {
+
+// Model weights on `device` (ModelLedger's counter): they count as its sessions' tensors do, so
+// that sessions and models share the host's and the device's limits.
+Status count_model_bytes(HostState& state, const std::string& device, std::int64_t bytes,
+                         bool check) {
+  DeviceAccount* account = nullptr;
+  for (auto& a : state.device_memory) {
+    if (a->name == device) account = a.get();
+  }
+  if (account == nullptr) {
+    return make_error(ErrorCode::kInvalidArgument, "device {} is not served by this host", device);
+  }
+  const auto n = static_cast<std::uint64_t>(bytes < 0 ? -bytes : bytes);
+  if (bytes < 0) {
+    account->tensor_bytes.fetch_sub(n);
+    if (account->in_host_memory) state.tensor_bytes.fetch_sub(n);
+    return ok();
+  }
+  const std::uint64_t max_host = state.options.limits.max_host_bytes;
+  if (check && account->in_host_memory && max_host) {
+    const std::uint64_t host = state.memory.bytes() + state.tensor_bytes.load() + n;
+    if (host > max_host) {
+      return make_error(ErrorCode::kLimit,
+                        "its weights ({} bytes on {}) would take the host to {} bytes, over its "
+                        "limit of {} bytes (--max-host-bytes)",
+                        n, device, host, max_host);
+    }
+  }
+  if (check && account->limit && account->tensor_bytes.load() + n > account->limit) {
+    return make_error(ErrorCode::kLimit,
+                      "its weights ({} bytes) would take {} to {} bytes of tensors, over the "
+                      "device's limit of {} bytes (--max-device-bytes)",
+                      n, device, account->tensor_bytes.load() + n, account->limit);
+  }
+  account->tensor_bytes.fetch_add(n);
+  if (account->in_host_memory) state.tensor_bytes.fetch_add(n);
+  return ok();
+}
+
+}  // namespace
+
 struct Host::Impl {
   Impl(HostOptions options, std::vector<std::shared_ptr<backend::Backend>> devices)
       : state(std::move(options), std::move(devices)) {}
@@ -64,10 +106,18 @@ struct Host::Impl {
 };
 
 Host::Host(HostOptions options, std::vector<std::shared_ptr<backend::Backend>> devices)
-    : impl_(std::make_unique<Impl>(std::move(options), std::move(devices))) {}
+    : impl_(std::make_unique<Impl>(std::move(options), std::move(devices))) {
+  if (auto& models = impl_->state.options.models) {
+    models->ledger().attach(
+        [&state = impl_->state](const std::string& device, std::int64_t bytes, bool check) {
+          return count_model_bytes(state, device, bytes, check);
+        });
+  }
+}
 
 Host::~Host() {
   stop();
+  if (auto& models = impl_->state.options.models) models->ledger().detach();
 }
 
 Status Host::start() {

@@ -138,6 +138,7 @@ void HttpConnection::route() {
   if (req.method() == http::verb::get && path == "/metrics") {
     return respond(req, http::status::ok, "text/plain; version=0.0.4", metrics_text(host_));
   }
+  if (path == "/v1/models" || path.rfind("/v1/models/", 0) == 0) return admin(req, path);
   respond(req, http::status::not_found, "text/plain",
           "torchbridge serves websocket /session and /data, GET /healthz, GET /metrics\n");
 }

@@ -1,5 +1,6 @@
 // The HTTP side of the port: reads one request and routes it. Websocket upgrades on `/session`
-// and `/data` become those connections; `GET /healthz` and `GET /metrics` are answered here.
+// and `/data` become those connections; `GET /healthz`, `GET /metrics` and the admin routes
+// (`/v1/models`, admin_routes.cpp) are answered here.
 #pragma once
 
 #include <memory>
@@ -25,6 +26,8 @@ class HttpConnection : public std::enable_shared_from_this<HttpConnection> {
   using Request = boost::beast::http::request<boost::beast::http::string_body>;
   void read();
   void route();
+  // `/v1/models` and `/v1/models/NAME/{load,unload}` (admin_routes.cpp).
+  void admin(const Request& req, const std::string& path);
   void respond(const Request& req, boost::beast::http::status status, std::string content_type,
                std::string body);
 

@@ -120,7 +120,8 @@ std::string metrics_text(const HostState& host) {
       out += fmt::format("torchbridge_{}{{device=\"{}\"}} {}\n", name, d.device, value(d));
     }
   };
-  per_device("device_tensor_bytes", "Bytes of tensors the sessions on a device hold (counted).",
+  per_device("device_tensor_bytes",
+             "Bytes of tensors the sessions and served models on a device hold (counted).",
              [](const DeviceMetrics& d) { return d.tensor_bytes; });
   per_device("device_limit_bytes", "The device's limit on them (--max-device-bytes; 0: none).",
              [](const DeviceMetrics& d) { return d.limit_bytes; });
@@ -138,6 +139,7 @@ std::string metrics_text(const HostState& host) {
   for (const auto& [category, n] : m.ops_by_category) {
     out += fmt::format("torchbridge_ops_total{{category=\"{}\"}} {}\n", category, n);
   }
+  if (host.options.models) out += host.options.models->metrics_text();
   return out;
 }
 

@@ -11,6 +11,7 @@
 
 #include "torchbridge/backend/backend.hpp"
 #include "torchbridge/bridge/federation.hpp"
+#include "torchbridge/bridge/models.hpp"
 #include "torchbridge/result.hpp"
 
 namespace tb::bridge {
@@ -83,6 +84,12 @@ struct HostOptions {
   // announced, sessions for another member's devices are relayed to it, and all-reduces span
   // members. None: a host on its own.
   std::shared_ptr<Federation> federation;
+  // Served models that change while the host runs (a model repository): `/v1/models` lists and
+  // loads them, and their weights count against the limits above. None: no admin routes.
+  std::shared_ptr<ModelControl> models;
+  // Bearer token of the admin routes (`/v1/models`), separate from auth_token: a client that may
+  // run ops may not thereby change what the host serves. None: the admin routes are off.
+  std::optional<std::string> admin_token;
 };
 
 // One served device's memory: the host's own count against its limit, and its allocator's view.

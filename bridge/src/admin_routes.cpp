@@ -1,0 +1,70 @@
+// The admin routes: `GET /v1/models`, `POST /v1/models/NAME/load`, `POST /v1/models/NAME/unload`.
+// They change what the host serves, so they take their own token (--admin-token-file), never the
+// session token, and are off without one. The model control (HostOptions::models) checks NAME and
+// loads only from its repository: nothing in the request is a path.
+#include <boost/asio/post.hpp>
+
+#include "host_state.hpp"
+#include "http_routes.hpp"
+#include "listener.hpp"
+
+namespace tb::bridge {
+
+namespace http = boost::beast::http;
+
+namespace {
+
+// The longest an admin request may take: a large model loads (and is checked on every device)
+// before the answer.
+constexpr auto kAdminTimeout = std::chrono::minutes(10);
+
+}  // namespace
+
+void HttpConnection::admin(const Request& req, const std::string& path) {
+  const HostOptions& options = host_.options;
+  if (!options.models || !options.admin_token) {
+    return respond(req, http::status::not_found, "text/plain",
+                   "the admin routes are off: serve --model-repository DIR --admin-token-file "
+                   "FILE turns them on\n");
+  }
+  if (!constant_time_equal(req[http::field::authorization], "Bearer " + *options.admin_token)) {
+    ++host_.counters.requests_refused;
+    return respond(req, http::status::unauthorized, "text/plain",
+                   "the admin routes need `Authorization: Bearer TOKEN`, TOKEN the first line of "
+                   "the host's --admin-token-file\n");
+  }
+  if (path == "/v1/models") {
+    if (req.method() != http::verb::get) {
+      return respond(req, http::status::method_not_allowed, "text/plain", "GET /v1/models\n");
+    }
+    return respond(req, http::status::ok, "application/json", options.models->list_json());
+  }
+  // /v1/models/NAME/ACTION: NAME is passed on as sent, undecoded; the control refuses any name
+  // outside its repository's alphabet.
+  const std::string rest = path.substr(std::string("/v1/models/").size());
+  const auto slash = rest.rfind('/');
+  const std::string name = slash == std::string::npos ? rest : rest.substr(0, slash);
+  const std::string verb = slash == std::string::npos ? "" : rest.substr(slash + 1);
+  if (verb != "load" && verb != "unload") {
+    return respond(req, http::status::not_found, "text/plain",
+                   "POST /v1/models/NAME/load or /v1/models/NAME/unload\n");
+  }
+  if (req.method() != http::verb::post) {
+    return respond(req, http::status::method_not_allowed, "text/plain",
+                   "POST /v1/models/NAME/" + verb + "\n");
+  }
+  stream_.expires_after(kAdminTimeout);
+  auto held = std::make_shared<Request>(req);
+  options.models->request(
+      verb == "load" ? ModelControl::Action::kLoad : ModelControl::Action::kUnload, name,
+      [self = shared_from_this(), held](ModelControl::Answer answer) {
+        auto executor = self->stream_.get_executor();
+        boost::asio::post(executor, [self, held, answer = std::move(answer)]() mutable {
+          const bool json = !answer.body.empty() && answer.body.front() == '{';
+          self->respond(*held, static_cast<http::status>(answer.status),
+                        json ? "application/json" : "text/plain", std::move(answer.body));
+        });
+      });
+}
+
+}  // namespace tb::bridge
