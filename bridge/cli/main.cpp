@@ -19,6 +19,7 @@
 
 #include "json_text.hpp"
 #include "ops_listing.hpp"
+#include "serve_models.hpp"
 #include "torchbridge/bridge/c10d_federation.hpp"
 #include "torchbridge/bridge/host.hpp"
 #include "torchbridge/ir/profile.hpp"
@@ -71,7 +72,7 @@ struct ServeArgs {
   std::uint64_t transfer_timeout_ms = 60000;
   std::uint64_t init_timeout_ms = 10000;
   bool exit_on_stdin_eof = false;
-  std::vector<std::string> models;  // NAME=PATH (.pt or .pt2)
+  tb::cli::ModelArgs models;
   std::string op_counts_file;
   // A member of a federation (docs/federation.md).
   std::string federation;  // the store's HOST:PORT
@@ -162,13 +163,12 @@ int serve(const ServeArgs& args) {
   options.transfer_timeout = std::chrono::milliseconds(args.transfer_timeout_ms);
   options.init_timeout = std::chrono::milliseconds(args.init_timeout_ms);
   if (!args.auth_token_file.empty()) {
-    std::ifstream in(args.auth_token_file);
-    std::string token;
-    if (!in || !std::getline(in, token) || token.empty()) {
-      spdlog::error("cannot read a token from {}", args.auth_token_file);
+    auto token = tb::cli::read_token_file(args.auth_token_file, "--auth-token-file");
+    if (!token) {
+      spdlog::error("{}", token.error().what());
       return 2;
     }
-    options.auth_token = token;
+    options.auth_token = std::move(token).value();
   }
   if (!args.tls_cert.empty()) options.tls_cert_file = args.tls_cert;
   if (!args.tls_key.empty()) options.tls_key_file = args.tls_key;
@@ -189,16 +189,15 @@ int serve(const ServeArgs& args) {
   }
   std::vector<std::string> device_names;
   for (const auto& d : devices) device_names.push_back(d->device_name());
-  std::string model_list;
-  for (const auto& spec : args.models) {
-    auto model = tb::backend::libtorch::add_model_op(*registry, spec, device_names);
-    if (!model) {
-      spdlog::error("{}", model.error().what());
-      return 2;
-    }
-    model_list += fmt::format("Custom op {}: {} ({})\n", model.value().name, model.value().schema,
-                              model.value().format);
+  auto served = tb::cli::serve_models(args.models, *registry, registry, device_names);
+  if (!served) {
+    spdlog::error("{}", served.error().what());
+    return 2;
   }
+  std::string model_list = served.value().text;
+  const auto repository = served.value().repository;
+  options.models = repository;
+  options.admin_token = served.value().admin_token;
 
   // Signals are taken by this thread alone (sigwait below), not by the host's threads.
   sigset_t signals;
@@ -230,10 +229,13 @@ int serve(const ServeArgs& args) {
     options.federation = federation;
   }
   tb::bridge::Host host(options, devices);
+  // After the host exists: it counts the models' weights against its limits.
+  if (repository) model_list += repository->load_all();
   if (auto s = host.start(); !s) {
     spdlog::error("{}", s.error().what());
     return 1;
   }
+  if (repository) repository->start();
   if (federation) {
     if (auto s = federation->wait_ready(); !s) {
       spdlog::error("{}", s.error().what());
@@ -292,6 +294,7 @@ int serve(const ServeArgs& args) {
   int sig = 0;
   sigwait(&signals, &sig);
   spdlog::info("signal {}: closing every session", sig);
+  if (repository) repository->stop();
   host.stop();
   spdlog::info("stopped");
   if (!args.op_counts_file.empty() && !write_op_counts(args.op_counts_file, host.metrics())) {
@@ -392,10 +395,7 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   serve_cmd->add_flag("--exit-on-stdin-eof", s.exit_on_stdin_eof,
                       "Stop when standard input closes (for supervising processes)");
-  serve_cmd->add_option(
-      "--model", s.models,
-      "NAME=PATH, repeatable: serve a TorchScript module (.pt) or an AOTInductor package "
-      "(.pt2, LibTorch 2.8+) as the custom op NAME");
+  tb::cli::add_model_options(*serve_cmd, s.models);
   serve_cmd->add_option("--federation", s.federation,
                         "Join a federation of hosts whose store is at HOST:PORT (rank 0 serves "
                         "it); clients see every member's devices at every member");

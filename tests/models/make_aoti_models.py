@@ -10,9 +10,11 @@ NAME.expected holds one tensor per line, `in|out DTYPE RANK DIMS... VALUES...`, 
 floats as the repr of their float32 value. tests/backends/libtorch/aoti_test.cpp and
 tests/interop/tests/aoti_models.rs read it.
 """
+import json
 import os
 import sys
 import time
+import zipfile
 
 import torch
 
@@ -99,6 +101,22 @@ def main():
             for t in results:
                 f.write(line("out", t) + "\n")
         print(f"{path}: {time.time() - start:.1f} s")
+    retarget(os.path.join(out, "mlp.pt2"), os.path.join(out, "mlp_for_cuda.pt2"), "cuda")
+
+
+def retarget(source, path, device):
+    """A copy of the package at `source` whose metadata says it was compiled for `device`: what
+    a package exported on another machine looks like to the host, which must refuse it."""
+    partial = path + ".partial"
+    with zipfile.ZipFile(source) as src, zipfile.ZipFile(partial, "w") as dst:
+        for item in src.infolist():
+            data = src.read(item.filename)
+            if item.filename.endswith("wrapper_metadata.json"):
+                meta = json.loads(data)
+                meta["AOTI_DEVICE_KEY"] = device
+                data = json.dumps(meta).encode()
+            dst.writestr(item, data)
+    os.replace(partial, path)
 
 
 if __name__ == "__main__":

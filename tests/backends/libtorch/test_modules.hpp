@@ -146,6 +146,18 @@ def forward(self, x):
 )");
   out.emplace_back("cnn", cnn);
 
+  // Two versions of one model (the model repository's tests): same signature, told apart by
+  // their answers. A weight makes each hold memory the host counts.
+  for (const int k : {1, 2}) {
+    torch::jit::Module plus(k == 1 ? "PlusOne" : "PlusTwo");
+    plus.register_buffer("k", torch::full({16}, static_cast<float>(k)));
+    plus.define(R"(
+def forward(self, x):
+    return x + self.k[0]
+)");
+    out.emplace_back(k == 1 ? "plus_one" : "plus_two", plus);
+  }
+
   // Cannot be served: returns an int, takes a str.
   out.emplace_back("returns_int", make_module("ReturnsInt", R"(
 def forward(self, x) -> int:
