@@ -20,6 +20,8 @@ mod conformance_tensor;
 mod conformance_v6;
 #[path = "../../interop/tests/custom_ops.rs"]
 mod custom_ops;
+#[path = "../../interop/tests/model_repository.rs"]
+mod model_repository;
 #[path = "quantization.rs"]
 mod quantization;
 #[path = "../../interop/tests/federation.rs"]

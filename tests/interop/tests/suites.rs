@@ -18,6 +18,8 @@ mod conformance_tensor;
 mod custom_ops;
 #[path = "federation.rs"]
 mod federation;
+#[path = "model_repository.rs"]
+mod model_repository;
 #[path = "smoke.rs"]
 mod smoke;
 #[path = "tls.rs"]
