@@ -119,6 +119,25 @@ TEST(Golden, EveryOperationLeafOfEachVersionHasAVector) {
   }
 }
 
+// The leaf count Burn's generator counted in the crate (`# leaves: N`) is the tables' count for
+// that version: a leaf the tables lack, or one they hold beyond the crate's, fails here without a
+// number written in any test.
+TEST(Golden, EachVersionHasTheCratesLeafCount) {
+  for (const auto& file : kFiles) {
+    std::ifstream in(file.path);
+    std::size_t crate = 0;
+    for (std::string line; std::getline(in, line) && line.rfind('#', 0) == 0;) {
+      if (line.rfind("# leaves: ", 0) == 0) crate = std::stoul(line.substr(10));
+    }
+    ASSERT_GT(crate, 0u) << file.path << " names no `# leaves: N`";
+    std::size_t tables = 0;
+    for (std::size_t k = 0; k < kOpKindCount; ++k) {
+      tables += op_on_wire(static_cast<OpKind>(k), file.protocol);
+    }
+    EXPECT_EQ(tables, crate) << file.path;
+  }
+}
+
 TEST(Golden, EveryTaskAndResponseOfEachVersionHasAVector) {
   for (const auto& file : kFiles) {
     std::set<std::string> frames, responses;
