@@ -87,6 +87,11 @@ struct Served {
     if (!out) return out.error();
     return out.value().at(0)[0].item<float>() - 1.0f;
   }
+  // Loads what the folder holds and starts the control thread, as serve does.
+  void start() {
+    repo->load_all();
+    repo->start();
+  }
   ModelControl::Answer ask(ModelControl::Action action, const std::string& name) {
     std::promise<ModelControl::Answer> answer;
     repo->request(action, name, [&](ModelControl::Answer a) { answer.set_value(std::move(a)); });
@@ -136,8 +141,7 @@ TEST(ModelRepository, ACallInFlightFinishesOnItsVersionWhichIsFreedAfterIt) {
   RepoDir dir;
   dir.put("plus", 1, "plus_one");
   Served s(dir);
-  s.repo->load_all();
-  s.repo->start();
+  s.start();
   auto old_version = s.registry->find("plus");  // what a running call holds
   dir.put("plus", 2, "plus_two");
   const auto answer = s.load("plus");
@@ -157,8 +161,7 @@ TEST(ModelRepository, ABadVersionIsRefusedWithItsReasonAndTheOldOneKeepsServing)
   RepoDir dir;
   dir.put("plus", 1, "plus_one");
   Served s(dir);
-  s.repo->load_all();
-  s.repo->start();
+  s.start();
   struct Case {
     const char* what;
     std::function<void()> make;
@@ -192,8 +195,7 @@ TEST(ModelRepository, UnloadEndsLaterCallsWithTheModelsName) {
   RepoDir dir;
   dir.put("plus", 1, "plus_one");
   Served s(dir);
-  s.repo->load_all();
-  s.repo->start();
+  s.start();
   EXPECT_EQ(s.ask(ModelControl::Action::kUnload, "plus").status, 200u);
   const auto after = s.added("plus");
   ASSERT_FALSE(after);
@@ -210,8 +212,7 @@ TEST(ModelRepository, NothingOutsideTheRepositoryIsNamed) {
   RepoDir outside;
   outside.put("secret", 1, "plus_two");
   Served s(dir);
-  s.repo->load_all();
-  s.repo->start();
+  s.start();
   const std::string escape = fs::relative(outside.root() / "secret", dir.root()).string();
   for (const std::string name :
        {std::string(".."), std::string("../plus"), std::string("%2E%2E"), std::string("a/b"),
@@ -229,8 +230,7 @@ TEST(ModelRepository, PollingFollowsTheFolder) {
   RepoDir dir;
   dir.put("plus", 1, "plus_one");
   Served s(dir, Control::kPoll, std::chrono::milliseconds(20));
-  s.repo->load_all();
-  s.repo->start();
+  s.start();
   dir.put("plus", 2, "plus_two");
   EXPECT_TRUE(eventually([&] { return served_k(s) == 2.0f; }));
   dir.remove("plus", 2);
@@ -272,8 +272,7 @@ TEST(ModelRepository, CallsLoadsAndUnloadsAtOnce) {
   RepoDir dir;
   dir.put("plus", 1, "plus_one");
   Served s(dir);
-  s.repo->load_all();
-  s.repo->start();
+  s.start();
   std::atomic<bool> done{false};
   std::atomic<int> answered{0}, refused{0}, wrong{0};
   std::vector<std::thread> callers;
