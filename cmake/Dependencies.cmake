@@ -9,6 +9,18 @@ find_package(CLI11 REQUIRED)
 # LibTorch: Debian's libtorch-dev, or PyTorch's bundled one (set Torch_DIR / CMAKE_PREFIX_PATH),
 # or a PyTorch wheel's torch/ directory (TB_TORCH_ROOT, cmake/TorchWheel.cmake; the default: scripts/torch-env).
 set(TB_TORCH_ROOT "" CACHE PATH "A PyTorch wheel's torch/ directory to build against")
+# Our own wheel (pyproject.toml) builds against the torch of the Python that builds it.
+if(TB_WHEEL AND NOT TB_TORCH_ROOT)
+  find_package(Python COMPONENTS Interpreter REQUIRED)
+  execute_process(COMMAND ${Python_EXECUTABLE} -c
+                          "import os, torch; print(os.path.dirname(torch.__file__))"
+                  OUTPUT_VARIABLE _tb_py_torch OUTPUT_STRIP_TRAILING_WHITESPACE RESULT_VARIABLE _tb_rc)
+  if(NOT _tb_rc EQUAL 0)
+    message(FATAL_ERROR "the torchbridge wheel builds against the torch of ${Python_EXECUTABLE}, "
+                        "which cannot import it: pip install torch==2.15.* first")
+  endif()
+  set(TB_TORCH_ROOT "${_tb_py_torch}" CACHE PATH "" FORCE)
+endif()
 if(TB_TORCH_ROOT)
   include(TorchWheel)
 else()
@@ -20,6 +32,10 @@ if(Torch_VERSION VERSION_GREATER_EQUAL 2.13)
   # Boost 1.74's asio/awaitable.hpp (pulled in by asio.hpp when the compiler has coroutines) uses
   # std::exchange without including <utility>. The host uses no coroutines.
   add_compile_definitions(BOOST_ASIO_DISABLE_CO_AWAIT)
+endif()
+# The wheel's metadata pins torch==2.15.* (pyproject.toml): it must be built on that torch.
+if(TB_WHEEL AND NOT Torch_VERSION MATCHES "^2\\.15\\.")
+  message(FATAL_ERROR "the torchbridge wheel pins torch 2.15 (pyproject.toml), not ${Torch_VERSION}")
 endif()
 if(NOT TARGET tb_torch)
   add_library(tb_torch INTERFACE)

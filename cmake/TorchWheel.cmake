@@ -46,8 +46,12 @@ target_include_directories(tb_torch SYSTEM INTERFACE ${TORCH_INCLUDE_DIRS})
 # kernels' in libtorch_cuda) that nothing references by symbol; an as-needed link would drop them.
 target_link_libraries(tb_torch INTERFACE "-Wl,--no-as-needed" ${_tb_torch_libs} "-Wl,--as-needed")
 # An RPATH (not RUNPATH) to the wheel, so the binaries run without LD_LIBRARY_PATH and the wheel's
-# libraries win over Debian's LibTorch in /usr/lib.
-target_link_options(tb_torch INTERFACE "-Wl,--disable-new-dtags" "-Wl,-rpath,${_tb_root}/lib")
+# libraries win over Debian's LibTorch in /usr/lib. Our own wheel's executable (TB_WHEEL) is
+# installed with a relative one instead (bridge/cli/CMakeLists.txt).
+target_link_options(tb_torch INTERFACE "-Wl,--disable-new-dtags")
+if(NOT TB_WHEEL)
+  target_link_options(tb_torch INTERFACE "-Wl,-rpath,${_tb_root}/lib")
+endif()
 if(TB_TORCH_HAS_CUDA)
   message(STATUS "LibTorch ${Torch_VERSION} from the wheel at ${_tb_root} (CPU and CUDA)")
 else()

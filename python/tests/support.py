@@ -3,6 +3,8 @@ what is missing, and small helpers and modules.
 
 Importing this first sets `TORCHBRIDGE_BIN` to the repository's build when it is unset and the
 build exists, and puts `python/` on `sys.path`, so the suite runs from a checkout as it is.
+With `TB_TEST_INSTALLED=1` it does neither: the suite then judges the installed wheel (its
+package and the executable inside it), as scripts/test-wheel runs it.
 """
 
 import os
@@ -15,10 +17,22 @@ PYTHON_DIR = os.path.dirname(HERE)
 REPO = os.path.dirname(PYTHON_DIR)
 BUILT_BINARY = os.path.join(REPO, "build", "bridge", "cli", "torchbridge")
 
-if PYTHON_DIR not in sys.path:
+INSTALLED = os.environ.get("TB_TEST_INSTALLED") == "1"
+if not INSTALLED and PYTHON_DIR not in sys.path:
     sys.path.insert(0, PYTHON_DIR)
-if not os.environ.get("TORCHBRIDGE_BIN") and os.path.isfile(BUILT_BINARY):
+if not INSTALLED and not os.environ.get("TORCHBRIDGE_BIN") and os.path.isfile(BUILT_BINARY):
     os.environ["TORCHBRIDGE_BIN"] = BUILT_BINARY
+
+
+def child_env():
+    """The environment of a child Python that must import the same `torchbridge` as this one."""
+    env = dict(os.environ)
+    if not INSTALLED:
+        env["PYTHONPATH"] = os.pathsep.join(
+            p for p in (PYTHON_DIR, os.environ.get("PYTHONPATH")) if p)
+    return env
+
+
 # One compile worker: the machines these run on are small and busy.
 os.environ.setdefault("TORCHINDUCTOR_COMPILE_THREADS", "1")
 

@@ -21,7 +21,7 @@ import unittest
 import zipfile
 from unittest import mock
 
-from support import (PYTHON_DIR, Raises, Varargs, VarargsRaises, alive, healthz, mlp,
+from support import (Raises, Varargs, VarargsRaises, alive, child_env, healthz, mlp,
                      needs_binary, needs_torch, torch)
 
 import torchbridge
@@ -214,8 +214,7 @@ class TorchbridgeTest(unittest.TestCase):
             "print(server.process.pid, server.port, flush=True)\n"
             "time.sleep(600)\n"
         )
-        env = dict(os.environ, PYTHONPATH=os.pathsep.join(
-            p for p in (PYTHON_DIR, os.environ.get("PYTHONPATH")) if p))
+        env = child_env()
         parent = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE,
                                   stderr=subprocess.PIPE, env=env)
         try:
@@ -252,8 +251,12 @@ class PackageTest(unittest.TestCase):
             with self.assertRaisesRegex(TorchbridgeError, "TORCHBRIDGE_BIN=/nonexistent"):
                 torchbridge.binary()
         env = {k: v for k, v in os.environ.items() if k != "TORCHBRIDGE_BIN"}
+        bundled = os.path.join(os.path.dirname(torchbridge.__file__), "bin", "torchbridge")
         with tempfile.TemporaryDirectory() as empty, \
                 mock.patch.dict(os.environ, dict(env, PATH=empty), clear=True):
+            if os.path.isfile(bundled):  # the installed wheel's: it comes before PATH
+                self.assertEqual(torchbridge.binary(), bundled)
+                return
             with self.assertRaisesRegex(TorchbridgeError, "install the torchbridge wheel"):
                 torchbridge.binary()
             on_path = os.path.join(empty, "torchbridge")
@@ -262,13 +265,33 @@ class PackageTest(unittest.TestCase):
             os.chmod(on_path, 0o755)
             self.assertEqual(torchbridge.binary(), on_path)
 
+    def test_the_console_script_is_never_its_own_binary(self):
+        # TORCHBRIDGE_BIN=$(which torchbridge) names the wheel's console script, which runs this
+        # package again: taken as the binary, it would exec itself until the environment burst.
+        with tempfile.TemporaryDirectory() as folder:
+            script = os.path.join(folder, "torchbridge")
+            with open(script, "w") as f:
+                f.write("#!/usr/bin/python3\nimport sys\nfrom torchbridge.__main__ import main\n"
+                        "sys.exit(main())\n")
+            os.chmod(script, 0o755)
+            env = dict(os.environ, TORCHBRIDGE_BIN=script, PATH=folder)
+            with mock.patch.dict(os.environ, env, clear=True):
+                try:
+                    self.assertNotEqual(torchbridge.binary(), script)
+                except TorchbridgeError as e:  # no other binary here: an error, never a loop
+                    self.assertIn("install the torchbridge wheel", str(e))
+
     def test_main_execs_the_binary_with_the_arguments(self):
         from torchbridge import __main__ as entry
 
         with mock.patch.dict(os.environ, {"TORCHBRIDGE_BIN": sys.executable}), \
-                mock.patch.object(entry.os, "execv") as execv:
+                mock.patch.object(entry.os, "execve") as execve:
             entry.main(["serve", "--port", "0"])
-        execv.assert_called_once_with(sys.executable, [sys.executable, "serve", "--port", "0"])
+        execve.assert_called_once()
+        path, argv, env = execve.call_args.args
+        self.assertEqual(path, sys.executable)
+        self.assertEqual(argv, [sys.executable, "serve", "--port", "0"])
+        self.assertEqual(env["TORCHBRIDGE_BIN"], sys.executable)
         with mock.patch.dict(os.environ, {"TORCHBRIDGE_BIN": "/nonexistent"}), \
                 self.assertRaises(SystemExit) as caught:
             entry.main(["--version"])
@@ -276,7 +299,7 @@ class PackageTest(unittest.TestCase):
 
     @needs_binary
     def test_python_m_torchbridge(self):
-        env = dict(os.environ, PYTHONPATH=PYTHON_DIR)
+        env = child_env()
         result = subprocess.run([sys.executable, "-m", "torchbridge", "--version"],
                                 capture_output=True, env=env, timeout=60, check=True)
         self.assertTrue(re.match(rb"torchbridge 0\.1\.0 ", result.stdout), result.stdout)

@@ -8,7 +8,7 @@ anything.
 import os
 import sys
 
-from ._binary import binary
+from ._binary import binary, environment
 from ._errors import TorchbridgeError
 
 
@@ -21,7 +21,7 @@ def main(argv=None):
         sys.exit(f"torchbridge: {e}")
     sys.stdout.flush()
     sys.stderr.flush()
-    os.execv(path, [path, *args])
+    os.execve(path, [path, *args], environment(path))
 
 
 if __name__ == "__main__":

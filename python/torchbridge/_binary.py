@@ -6,6 +6,7 @@ must be loaded by the same LibTorch. `TORCHBRIDGE_BIN` comes first so a develope
 a test's) wins over an installed wheel; `PATH` comes last, for a binary installed some other way.
 """
 
+import importlib.util
 import os
 import shutil
 import subprocess
@@ -25,20 +26,56 @@ def binary():
     """
     env = os.environ.get("TORCHBRIDGE_BIN")
     if env:
-        if os.path.isfile(env) and os.access(env, os.X_OK):
+        if not (os.path.isfile(env) and os.access(env, os.X_OK)):
+            raise TorchbridgeError(f"TORCHBRIDGE_BIN={env} is not an executable file")
+        if not _is_launcher(env):
             return env
-        raise TorchbridgeError(f"TORCHBRIDGE_BIN={env} is not an executable file")
+        # The wheel's own console script (`TORCHBRIDGE_BIN=$(which torchbridge)`) runs this
+        # package again: the executable it stands for is the bundled one.
     bundled = os.path.join(_PACKAGE_DIR, "bin", "torchbridge")
     if os.path.isfile(bundled) and os.access(bundled, os.X_OK):
         return bundled
-    found = shutil.which("torchbridge")
-    if found:
-        return found
+    for folder in os.environ.get("PATH", os.defpath).split(os.pathsep):
+        found = shutil.which("torchbridge", path=folder or os.curdir)
+        if found and not _is_launcher(found):
+            return found
     raise TorchbridgeError(
         "no torchbridge executable: install the torchbridge wheel (which carries one), build it "
         "from the repository (scripts/serve builds build/bridge/cli/torchbridge) and set "
         "TORCHBRIDGE_BIN to its path, or put one on PATH"
     )
+
+
+def _is_launcher(path):
+    """Whether `path` is a console script of this package (which would run `binary()` again)."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(1024)
+    except OSError:
+        return False
+    return head.startswith(b"#!") and b"torchbridge" in head and b"import" in head
+
+
+def environment(path):
+    """The environment to run the executable at `path` in.
+
+    The wheel's executable finds torch's libraries through its RPATH, `../../torch/lib` from its
+    folder: torch installed in the same site-packages. Where torch sits elsewhere on `sys.path`
+    (a venv reaching another's packages through a `.pth` file, `PYTHONPATH`), that folder is put
+    on `LD_LIBRARY_PATH` for the child alone, found without importing torch (which takes seconds).
+    """
+    env = dict(os.environ)
+    bin_dir = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(os.path.join(bin_dir, "..", "..", "torch", "lib")):
+        return env
+    spec = importlib.util.find_spec("torch")
+    if spec is None or not spec.origin:
+        return env
+    lib = os.path.join(os.path.dirname(spec.origin), "lib")
+    if os.path.isdir(lib) and lib not in env.get("LD_LIBRARY_PATH", "").split(os.pathsep):
+        env["LD_LIBRARY_PATH"] = os.pathsep.join(
+            p for p in (lib, env.get("LD_LIBRARY_PATH", "")) if p)
+    return env
 
 
 def describe(path):
@@ -51,8 +88,10 @@ def describe(path):
     path = os.fspath(path)
     if not os.path.exists(path):
         raise FileNotFoundError(f"no model file at {path}")
+    exe = binary()
     result = subprocess.run(
-        [binary(), "models", path],
+        [exe, "models", path],
+        env=environment(exe),
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

@@ -25,7 +25,7 @@ import subprocess
 import tempfile
 import weakref
 
-from ._binary import binary
+from ._binary import binary, environment
 from ._export import export_as
 from ._output import HostOutput
 
@@ -188,14 +188,15 @@ def serve(models, example_inputs=None, *, port=0, host="127.0.0.1", devices=("cp
             served[name] = export_as(name, model, inputs, path, training=script,
                                      dynamic_shapes=dynamic_shapes.get(name))
 
-        command = [binary(), "serve", "--host", host, "--port", str(port)]
+        exe = binary()
+        command = [exe, "serve", "--host", host, "--port", str(port)]
         for device in devices:
             command += ["--device", device]
         for name, path in served.items():
             command += ["--model", f"{name}={path}"]
         command += ["--exit-on-stdin-eof", *map(str, extra_args)]
         process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                   stderr=subprocess.PIPE, close_fds=True)
+                                   stderr=subprocess.PIPE, close_fds=True, env=environment(exe))
     except BaseException:
         if tmpdir:
             shutil.rmtree(tmpdir, ignore_errors=True)

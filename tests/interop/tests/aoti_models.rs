@@ -63,9 +63,15 @@ fn expected(name: &str) -> Vec<Recorded> {
         .collect()
 }
 
+/// The host serving the packages: one of our own, or, with TB_AOTI_HOST, the one that
+/// `torchbridge.serve` started from Python (tests/models/serve_from_python.py, run by
+/// scripts/test-wheel) with the same models under the same names.
 fn host() -> &'static TorchbridgeHost {
     static HOST: OnceLock<TorchbridgeHost> = OnceLock::new();
     HOST.get_or_init(|| {
+        if let Some(address) = std::env::var("TB_AOTI_HOST").ok().filter(|a| !a.is_empty()) {
+            return TorchbridgeHost::external(address);
+        }
         let specs: Vec<String> = ["mlp", "scaled", "lookup"]
             .iter()
             .map(|name| format!("{name}={}", package(name)))
