@@ -14,12 +14,19 @@ declare to call it (`describe`). The host runs no Python: what it loads is the e
 so finding the binary (`python -m torchbridge ...`) stays fast.
 """
 
+import os
+
 from ._binary import binary, describe
 from ._errors import ExportError, ServeError, TorchbridgeError
 from ._export import export
 from ._server import Server, serve
 
 __version__ = "0.1.0"
+
+# Where the wheel installs the C++ client's CMake package (lib/cmake/torchbridge), as
+# torch.utils.cmake_prefix_path does for LibTorch: a C++ program configures with
+# -DCMAKE_PREFIX_PATH=<this> and calls find_package(torchbridge) for torchbridge::client.
+cmake_prefix_path = os.path.dirname(os.path.abspath(__file__))
 
 __all__ = [
     "ExportError",
@@ -28,6 +35,7 @@ __all__ = [
     "TorchbridgeError",
     "__version__",
     "binary",
+    "cmake_prefix_path",
     "describe",
     "export",
     "serve",
