@@ -91,7 +91,11 @@ void ModelRepository::commit(const std::string& name, ModelState& model, const s
   if (newest) serve_as(name, newest);
   std::vector<std::string> ids;
   for (const auto& [id, handler] : add) ids.push_back(id);
-  registry_->replace(model.ids, std::move(add), why);
+  model.retired.insert(model.ids.begin(), model.ids.end());
+  for (const auto& id : ids) model.retired.erase(id);
+  std::vector<std::string> remove(model.ids);
+  remove.insert(remove.end(), model.retired.begin(), model.retired.end());
+  registry_->replace(remove, std::move(add), why);
   model.ids = std::move(ids);
 }
 

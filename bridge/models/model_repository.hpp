@@ -22,6 +22,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -95,6 +96,10 @@ class ModelRepository final : public ModelControl {
   struct ModelState {
     std::map<std::uint64_t, VersionState> versions;
     std::vector<std::string> ids;  // registered now
+    // Registered before and not now: each step gives them its reason, so that a later call's
+    // error says what happened last (unloaded, left the repository). Bounded by the ids the
+    // model's versions ever had.
+    std::set<std::string> retired;
     std::uint64_t loads = 0, failures = 0;
   };
   struct Pending {
