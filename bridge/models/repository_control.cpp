@@ -16,6 +16,18 @@ namespace {
 // Admin requests waiting for the control thread; beyond it a request is answered 503 at once.
 constexpr std::size_t kMaxQueuedRequests = 16;
 
+// Nothing throws out of the control thread: a file system error mid-scan (a directory iterator
+// throws on increment) or an allocation failure answers 500 and the thread goes on.
+template <class F>
+ModelControl::Answer guarded_answer(F&& f) {
+  try {
+    return f();
+  } catch (const std::exception& e) {
+    spdlog::error("model repository: {}", e.what());
+    return ModelControl::Answer{500, fmt::format("model repository: {}\n", e.what())};
+  }
+}
+
 }  // namespace
 
 Result<Control> parse_control(const std::string& text) {
@@ -80,11 +92,16 @@ void ModelRepository::run() {
       Pending p = std::move(queue_.front());
       queue_.pop_front();
       lock.unlock();
-      p.done(p.action == Action::kLoad ? sync(p.name, /*retry=*/true) : unload(p.name));
+      p.done(guarded_answer([&] {
+        return p.action == Action::kLoad ? sync(p.name, /*retry=*/true) : unload(p.name);
+      }));
       continue;
     }
     lock.unlock();
-    poll();
+    (void)guarded_answer([&] {
+      poll();
+      return Answer{};
+    });
     next_poll = std::chrono::steady_clock::now() + options_.poll_interval;
   }
 }
