@@ -78,6 +78,20 @@ def line(kind, t):
                     + [str(d) for d in t.shape] + text)
 
 
+def write_expected(out, name, module, inputs):
+    """OUT/NAME.expected: `inputs` and the module's eager outputs for them, one line each."""
+    module.eval()
+    with torch.no_grad():
+        results = module(*inputs)
+    if isinstance(results, torch.Tensor):
+        results = (results,)
+    with open(os.path.join(out, f"{name}.expected"), "w") as f:
+        for t in inputs:
+            f.write(line("in", t) + "\n")
+        for t in results:
+            f.write(line("out", t) + "\n")
+
+
 def main():
     if len(sys.argv) != 2:
         sys.exit(__doc__)
@@ -91,15 +105,7 @@ def main():
         partial = os.path.join(out, f"{name}.partial.pt2")  # a reader never sees half a package
         torch._inductor.aoti_compile_and_package(program, package_path=partial)
         os.replace(partial, path)
-        with torch.no_grad():
-            results = module(*inputs)
-        if isinstance(results, torch.Tensor):
-            results = (results,)
-        with open(os.path.join(out, f"{name}.expected"), "w") as f:
-            for t in inputs:
-                f.write(line("in", t) + "\n")
-            for t in results:
-                f.write(line("out", t) + "\n")
+        write_expected(out, name, module, inputs)
         print(f"{path}: {time.time() - start:.1f} s")
     retarget(os.path.join(out, "mlp.pt2"), os.path.join(out, "mlp_for_cuda.pt2"), "cuda")
 

@@ -12,12 +12,10 @@ import os
 import subprocess
 import sys
 
-import torch
-
 import torchbridge
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from make_aoti_models import line, models  # noqa: E402
+from make_aoti_models import models, write_expected  # noqa: E402
 
 
 def main():
@@ -27,16 +25,7 @@ def main():
     os.makedirs(out, exist_ok=True)
     table = models()
     for name, module, _, _, inputs in table:
-        module.eval()
-        with torch.no_grad():
-            results = module(*inputs)
-        if isinstance(results, torch.Tensor):
-            results = (results,)
-        with open(os.path.join(out, f"{name}.expected"), "w") as f:
-            for t in inputs:
-                f.write(line("in", t) + "\n")
-            for t in results:
-                f.write(line("out", t) + "\n")
+        write_expected(out, name, module, inputs)
     with torchbridge.serve(
         models={name: module for name, module, _, _, _ in table},
         example_inputs={name: example for name, _, example, _, _ in table},
