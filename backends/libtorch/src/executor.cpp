@@ -257,6 +257,7 @@ Status LibTorchExecutor::execute_op(const ir::OperationIr& op) {
   }
   Context ctx(rewrite ? rewrite->plain() : op, device_, generator_, custom_ops_.get());
   ctx.quant_encoding = quant_encoding();
+  if (!rewrite) ctx.handles = &handles_;
   ScratchLease<Scratch, Context> lease(*scratch_, ctx);
   const Status ran = run(ctx, rewrite ? &*rewrite : nullptr);
   return commit(op, &ctx, ran ? nullptr : &ran.error(), inherited);

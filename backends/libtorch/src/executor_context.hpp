@@ -53,8 +53,15 @@ class LibTorchExecutor::Context final : public OpContext, public quant::QuantIo 
   Status store_quantized(const ir::TensorIr& t, quant::QTensor value) override;
   quant::Encoding encoding() const override { return quant_encoding; }
 
+  // The session's table, where an op may give views of a tensor it updates copies of their own
+  // (null: the quantized rewrite, whose inputs are dequantized copies).
+  HandleTable* handles = nullptr;
+
  protected:
   void store(const ir::TensorIr& t, at::Tensor value, const ir::DType& held) override;
+  bool unshare(std::uint64_t id, const at::Tensor& x) const override {
+    return handles != nullptr && handles->unshare_views(x, id);
+  }
 };
 
 struct LibTorchExecutor::Scratch {

@@ -7,6 +7,7 @@
 #include <optional>
 #include <unordered_map>
 #include <utility>
+#include <vector>
 
 #include <ATen/ATen.h>
 
@@ -57,6 +58,45 @@ class HandleTable {
   void erase(const_iterator it) {
     bytes_ -= it->second.bytes();
     map_.erase(it);
+  }
+
+  // Replaces every other handle's tensor that shares `base`'s memory (handle `id`) with a copy
+  // of its own, so that an op consuming `base` may update it in place. Done only where it pays
+  // and is safe: `base` is large, the sharers are small beside it and nothing outside this table
+  // holds them (a download in flight, a pending run); otherwise nothing changes and it returns
+  // false. The copies hold the same values: Burn's tensors are values, and no sharer may see the
+  // update.
+  bool unshare_views(const at::Tensor& base, std::uint64_t id) {
+    // A scan of a large session's table could cost more than the copy it saves.
+    constexpr std::size_t kMaxScan = 256;
+    constexpr std::uint64_t kMinBytes = 16 << 10;
+    const auto base_bytes = static_cast<std::uint64_t>(base.numel()) * base.element_size();
+    if (base_bytes < kMinBytes || map_.size() > kMaxScan) return false;
+    const c10::StorageImpl* storage = base.storage().unsafeGetStorageImpl();
+    const c10::TensorImpl* impl = base.unsafeGetTensorImpl();
+    std::vector<Handle*> sharers;
+    std::uint64_t sharer_bytes = 0;
+    long views_of_base = 0;
+    for (auto& [key, h] : map_) {
+      const at::Tensor& t = h.tensor;
+      if (key == id || !t.defined() || !t.has_storage()) continue;
+      if (t.storage().unsafeGetStorageImpl() != storage) continue;
+      if (t.unsafeGetTensorImpl() == impl || t.use_count() != 1) return false;
+      if (t.is_view()) {
+        if (t._base().unsafeGetTensorImpl() != impl) return false;
+        ++views_of_base;
+      }
+      sharer_bytes += h.bytes();
+      if (sharer_bytes * 4 > base_bytes) return false;
+      sharers.push_back(&h);
+    }
+    // Every other holder of the memory must be one of these handles.
+    if (sharers.empty() || static_cast<long>(base.use_count()) != 1 + views_of_base ||
+        static_cast<std::size_t>(base.storage().use_count()) != 1 + sharers.size()) {
+      return false;
+    }
+    for (Handle* h : sharers) h->tensor = h->tensor.clone(at::MemoryFormat::Contiguous);
+    return true;
   }
 
  private:

@@ -29,18 +29,27 @@ const at::Tensor* OpContext::exclusive(const ir::TensorIr& t) const {
   }
   if (found == nullptr || !found->consumed) return nullptr;
   const at::Tensor& x = *found->tensor;
-  if (!x.defined() || x.use_count() != 1 || !x.has_storage()) return nullptr;
+  if (!x.defined() || !x.has_storage()) return nullptr;
+  if (x.requires_grad() || !x.is_non_overlapping_and_dense()) return nullptr;
+  // Views the session keeps of a large tensor (Burn's LU holds the pivot row while it assigns
+  // into the block column) would make it a copy of the whole: copying the views is cheaper.
+  if (!sole_holder(x) && !(!x.is_view() && unshare(found->id, x) && sole_holder(x))) {
+    return nullptr;
+  }
+  handed_out_ = x.storage().unsafeGetStorageImpl();
+  return &x;
+}
+
+bool OpContext::sole_holder(const at::Tensor& x) {
+  if (x.use_count() != 1) return false;
   // A view keeps its base tensor alive (ATen's view tracking): that base counts as a second
   // holder of the storage only while nothing but this view holds it.
   long holders = 1;
   if (x.is_view()) {
-    if (x._base().use_count() != 1) return nullptr;
+    if (x._base().use_count() != 1) return false;
     holders = 2;
   }
-  if (static_cast<long>(x.storage().use_count()) != holders) return nullptr;
-  if (x.requires_grad() || !x.is_non_overlapping_and_dense()) return nullptr;
-  handed_out_ = x.storage().unsafeGetStorageImpl();
-  return &x;
+  return static_cast<long>(x.storage().use_count()) == holders;
 }
 
 std::optional<at::Tensor> OpContext::in(const std::optional<ir::TensorIr>& t) const {

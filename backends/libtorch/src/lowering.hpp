@@ -95,8 +95,15 @@ class OpContext {
  protected:
   // Called by out() once the value is validated and in the storage form of `held`.
   virtual void store(const ir::TensorIr& t, at::Tensor value, const ir::DType& held) = 0;
+  // Gives the session's other tensors that view `x` (input `id`, not a view itself) copies of
+  // their own, so that `x` becomes the sole holder of its memory; false where nothing changed
+  // (here: there is no session table to look in).
+  virtual bool unshare(std::uint64_t /*id*/, const at::Tensor& /*x*/) const { return false; }
 
  private:
+  // Nothing but `x` (and, for a view, its base) holds `x`'s memory.
+  static bool sole_holder(const at::Tensor& x);
+
   const ir::OperationIr& op_;
   const at::Device& device_;
   at::Generator& generator_;

@@ -93,6 +93,75 @@ TEST_F(ExclusiveInput, AValueViewingTheTensorIsCopiedFirst) {
   EXPECT_EQ(in_place(), 0u);
 }
 
+// A large tensor whose only other holders are small views the session keeps: the views get
+// copies of their own and the tensor is updated in place (Burn's LU holds the pivot row while it
+// assigns a row of the block column).
+class ExclusiveLargeInput : public ExclusiveInput {
+ protected:
+  static constexpr std::uint64_t kRows = 64, kCols = 128;  // 32 KiB of f32
+  static V iota(std::size_t n, double from = 0) {
+    V v(n);
+    for (std::size_t i = 0; i < n; ++i) v[i] = from + static_cast<double>(i);
+    return v;
+  }
+  TensorIr large(std::uint64_t id) { return input(id, {kRows, kCols}, iota(kRows * kCols)); }
+  // Assigns 1000, 1001, ... to row 1, consuming `a`.
+  void assign_row_1(const TensorIr& a, std::uint64_t value_id, std::uint64_t out_id) {
+    const auto v = input(value_id, {1, kCols}, iota(kCols, 1000));
+    op<OpKind::BaseFloat_SliceAssign>({rw(a), {sl(1, 2)}, rw(v), out(out_id, {kRows, kCols})});
+  }
+  V row(const TensorIr& t, std::size_t r) {
+    const V all = get(t);
+    return V(all.begin() + static_cast<long>(r * kCols),
+             all.begin() + static_cast<long>((r + 1) * kCols));
+  }
+};
+
+TEST_F(ExclusiveLargeInput, ItsSmallLiveViewsAreCopiedInsteadOfIt) {
+  const auto a = large(1);
+  op<OpKind::BaseFloat_Slice>({ro(a), {sl(1, 2)}, out(2, {1, kCols})});  // row 1, overwritten
+  op<OpKind::BaseFloat_Slice>({ro(a), {sl(5, 6)}, out(3, {1, kCols})});  // row 5, kept
+  assign_row_1(a, 4, 5);
+  EXPECT_EQ(in_place(), 1u);
+  EXPECT_EQ(get(tir(2, {1, kCols})), iota(kCols, kCols));
+  EXPECT_EQ(get(tir(3, {1, kCols})), iota(kCols, 5 * kCols));
+  const auto result = tir(5, {kRows, kCols});
+  EXPECT_EQ(row(result, 0), iota(kCols, 0));
+  EXPECT_EQ(row(result, 1), iota(kCols, 1000));
+  EXPECT_EQ(row(result, 2), iota(kCols, 2 * kCols));
+  // The copies are counted as the views were.
+  EXPECT_EQ(exec->stats().live_bytes, (kRows + 2) * kCols * 4);
+}
+
+TEST_F(ExclusiveLargeInput, AViewAsTheValueIsReadBeforeTheUpdate) {
+  const auto a = large(1);
+  op<OpKind::BaseFloat_Slice>({ro(a), {sl(0, 1)}, out(2, {1, kCols})});
+  op<OpKind::BaseFloat_SliceAssign>(
+      {rw(a), {sl(1, 2)}, rw(tir(2, {1, kCols})), out(3, {kRows, kCols})});
+  EXPECT_EQ(in_place(), 1u);
+  EXPECT_EQ(row(tir(3, {kRows, kCols}), 1), iota(kCols, 0));
+}
+
+TEST_F(ExclusiveLargeInput, AViewHeldOutsideTheTableOrALargeOneKeepsTheCopy) {
+  // A download of the view in flight holds it: the view must keep its memory, so the tensor is
+  // copied.
+  const auto a = large(1);
+  op<OpKind::BaseFloat_Slice>({ro(a), {sl(1, 2)}, out(2, {1, kCols})});
+  auto data = exec->read_tensor(ro(tir(2, {1, kCols})));
+  ASSERT_TRUE(data);
+  assign_row_1(a, 3, 4);
+  EXPECT_EQ(in_place(), 0u);
+  EXPECT_EQ(values_of(data.value()), iota(kCols, kCols));
+  EXPECT_EQ(row(tir(4, {kRows, kCols}), 1), iota(kCols, 1000));
+
+  // A view of half the tensor costs as much as the tensor: the tensor is copied.
+  const auto b = large(10);
+  op<OpKind::BaseFloat_Slice>({ro(b), {sl(0, kRows / 2)}, out(11, {kRows / 2, kCols})});
+  assign_row_1(b, 12, 13);
+  EXPECT_EQ(in_place(), 0u);
+  EXPECT_EQ(row(tir(11, {kRows / 2, kCols}), 1), iota(kCols, kCols));
+}
+
 TEST_F(ExclusiveInput, AnOpReadingItTwiceCopies) {
   const auto a = input(1, {3}, {1, 2, 3});
   op<OpKind::BaseFloat_SliceAssign>({rw(a), {sl(0, 3, -1)}, rw(a), out(2, {3})});
