@@ -16,8 +16,13 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <tuple>
+#include <utility>
+
+#include <torch/version.h>
 
 #include "lowering.hpp"
+#include "small_cpu.hpp"
 
 namespace tb::backend::libtorch {
 
@@ -61,20 +66,30 @@ at::Tensor scalar_as(const ir::ScalarIr& s, const DType& dtype, const at::Device
 
 // ---- Index checks ------------------------------------------------------------------------------
 
-// Casts an index tensor to int64 and checks every value lies in [0, size).
+// Whether ATen takes `idx` as it is. LibTorch 2's gather and index_select take int32 indices on
+// CPU (converting Burn's int32 indices cost more than the gather they feed: Burn's LU gathers a
+// row per pivot); its scatters do not (their expanded-index kernels want int64).
+bool index_as_is(const at::Tensor& idx, bool scatter) {
+  if (idx.scalar_type() == at::kLong) return true;
+#if TORCH_VERSION_MAJOR >= 2
+  return !scatter && idx.scalar_type() == at::kInt && idx.device().is_cpu();
+#else
+  (void)scatter;
+  return false;
+#endif
+}
+
+// An index tensor ATen takes (int64, or int32 where index_as_is) for a gather or select, or for
+// a `scatter`, with every value checked to lie in [0, size).
 Result<at::Tensor> checked_index(OpContext& ctx, const at::Tensor& indices, std::int64_t size,
-                                 std::uint64_t dim) {
-  at::Tensor idx = indices.scalar_type() == at::kLong ? indices : indices.to(at::kLong);
+                                 std::uint64_t dim, bool scatter) {
+  at::Tensor idx = index_as_is(indices, scatter) ? indices : indices.to(at::kLong);
   if (idx.numel() == 0) return idx;
   std::int64_t lo = 0, hi = 0;
   if (idx.device().is_cpu()) {
     // A loop over the values: the reductions, the stack and two item() calls cost more than the
-    // gather or scatter they guard (Burn's LU swaps rows with one of each per pivot).
-    const at::Tensor c = idx.contiguous();
-    const auto* p = c.data_ptr<std::int64_t>();
-    const auto [mn, mx] = std::minmax_element(p, p + c.numel());
-    lo = *mn;
-    hi = *mx;
+    // gather or scatter they guard.
+    std::tie(lo, hi) = small_cpu::value_range(idx);
   } else {
     const at::Tensor range = at::stack({idx.min(), idx.max()}).cpu();
     lo = range[0].item<std::int64_t>();
@@ -204,7 +219,7 @@ Result<NdIndex> nd_index(OpContext& ctx, const at::Tensor& data, const at::Tenso
   r.rows = at::zeros({r.n}, idx.options());
   for (std::int64_t j = 0; j < k; ++j) {
     const at::Tensor col = idx.select(1, j);
-    TB_TRY(checked_index(ctx, col, data.size(j), static_cast<std::uint64_t>(j)));
+    TB_TRY(checked_index(ctx, col, data.size(j), static_cast<std::uint64_t>(j), false));
     r.rows = r.rows * data.size(j) + col;
   }
   return r;
@@ -275,7 +290,7 @@ Status lower_Base_SliceAssign(OpContext& ctx, const ir::SliceAssignOpIr& op) {
 Status lower_Base_Select(OpContext& ctx, const ir::SelectOpIr& op) {
   const at::Tensor& t = ctx.in(op.tensor);
   const auto dim = static_cast<std::int64_t>(op.dim);
-  TB_TRY_ASSIGN(auto idx, checked_index(ctx, ctx.in(op.indices), t.size(dim), op.dim));
+  TB_TRY_ASSIGN(auto idx, checked_index(ctx, ctx.in(op.indices), t.size(dim), op.dim, false));
   return ctx.out(op.out, at::index_select(t, dim, idx.reshape({-1})));
 }
 
@@ -283,7 +298,7 @@ Status lower_Base_SelectAssign(OpContext& ctx, const ir::SelectAssignOpIr& op) {
   const at::Tensor& t = ctx.in(op.tensor);
   const at::Tensor& value = ctx.in(op.value);
   const auto dim = static_cast<std::int64_t>(op.dim);
-  TB_TRY_ASSIGN(auto idx, checked_index(ctx, ctx.in(op.indices), t.size(dim), op.dim));
+  TB_TRY_ASSIGN(auto idx, checked_index(ctx, ctx.in(op.indices), t.size(dim), op.dim, true));
   idx = idx.reshape({-1});
   if (value.dim() != t.dim() || value.size(dim) != idx.numel()) {
     return ctx.invalid("select_assign value of shape {} does not fit {} indices along dim {}",
@@ -315,14 +330,14 @@ Status lower_Base_MaskFill(OpContext& ctx, const ir::MaskFillOpIr& op) {
 Status lower_Base_Gather(OpContext& ctx, const ir::GatherOpIr& op) {
   const at::Tensor& t = ctx.in(op.tensor);
   const auto dim = static_cast<std::int64_t>(op.dim);
-  TB_TRY_ASSIGN(auto idx, checked_index(ctx, ctx.in(op.indices), t.size(dim), op.dim));
+  TB_TRY_ASSIGN(auto idx, checked_index(ctx, ctx.in(op.indices), t.size(dim), op.dim, false));
   return ctx.out(op.out, at::gather(t, dim, idx));
 }
 
 Status lower_Base_Scatter(OpContext& ctx, const ir::ScatterOpIr& op) {
   const at::Tensor& t = ctx.in(op.tensor);
   const auto dim = static_cast<std::int64_t>(op.dim);
-  TB_TRY_ASSIGN(auto idx, checked_index(ctx, ctx.in(op.indices), t.size(dim), op.dim));
+  TB_TRY_ASSIGN(auto idx, checked_index(ctx, ctx.in(op.indices), t.size(dim), op.dim, true));
   const at::Tensor& value = ctx.in(op.value);
   if (idx.sizes() != value.sizes()) {
     return ctx.invalid("scatter indices of shape {} do not match the value shape {}",

@@ -22,6 +22,7 @@
 #include <limits>
 
 #include "lower_families.hpp"
+#include "small_cpu.hpp"
 
 namespace tb::backend::libtorch {
 
@@ -74,14 +75,16 @@ std::pair<at::Tensor, at::Tensor> burn_sort(const at::Tensor& x, const ir::DType
   return {at::gather(x, dim, indices), indices};
 }
 
-// Index (int64, keepdim) of the first maximum / minimum along `dim`; NaN counts as the extremum.
+// Index (keepdim) of the first maximum / minimum along `dim`; NaN counts as the extremum. Int64,
+// or `wanted` where a small CPU tensor's loop can give that type at once.
 Result<at::Tensor> arg_extremum(const OpContext& ctx, const at::Tensor& x, const ir::DType& d,
-                                std::uint64_t axis, bool max) {
+                                std::uint64_t axis, bool max, at::ScalarType wanted = at::kLong) {
   TB_TRY(check_axis(ctx, x, axis));
   const auto dim = static_cast<std::int64_t>(axis);
   if (x.size(dim) == 0) {
     return ctx.invalid("cannot take the {} of an empty dimension {}", max ? "max" : "min", axis);
   }
+  if (auto index = small_cpu::arg_extremum(x, dim, max, wanted)) return *std::move(index);
   const at::Tensor key = order_key(x, d);
   return max ? at::argmax(key, dim, /*keepdim=*/true) : at::argmin(key, dim, /*keepdim=*/true);
 }
@@ -182,7 +185,9 @@ at::Tensor cum_extremum(const at::Tensor& x, const ir::DType& d, std::int64_t di
 // ---- Lowerings ---------------------------------------------------------------------------------
 
 Status lower_arg_extremum(OpContext& ctx, const ir::ReduceDimOpIr& p, bool max) {
-  TB_TRY_ASSIGN(auto index, arg_extremum(ctx, ctx.in(p.input), p.input.dtype, p.axis, max));
+  const at::ScalarType wanted =
+      p.input.dtype.is_float() ? storage_type(p.out.dtype) : at::ScalarType::Long;
+  TB_TRY_ASSIGN(auto index, arg_extremum(ctx, ctx.in(p.input), p.input.dtype, p.axis, max, wanted));
   // Burn's int_argmax/int_argmin declare the input's dtype for the indices (burn-router's
   // ReduceDimOpIr::create), but every Burn backend answers I64 (burn-flex reduce::argmax,
   // burn-tch's Long), so Burn's host and programs see I64: answer that. The float forms name

@@ -609,15 +609,25 @@ TEST_F(BaseInt_Gather, NonContiguousIndices) {
 TEST_F(BaseInt_Gather, ExpandedIndicesAreCheckedValueByValue) {
   // Burn's LU gathers its pivot row with an index expanded along the columns (stride 0): the
   // bounds check reads every value, whatever the layout.
-  const auto a = input(1, {2, 3}, kI64, {1, 2, 3, 4, 5, 6});
-  const auto row = input(2, {1, 3}, kI64, {1, 0, 1});
-  op<OpKind::BaseInt_Expand>({row, out(3, {2, 3}, kI64)});
-  op<OpKind::BaseInt_Gather>({a, 0, tir(3, {2, 3}, kI64), out(4, {2, 3}, kI64)});
-  EXPECT_EQ(get(tir(4, {2, 3}, kI64)), (V{4, 2, 6, 4, 2, 6}));
-  const auto bad = input(5, {1, 3}, kI64, {0, -1, 1});
-  op<OpKind::BaseInt_Expand>({bad, out(6, {2, 3}, kI64)});
-  EXPECT_THAT(op_error<OpKind::BaseInt_Gather>({a, 0, tir(6, {2, 3}, kI64), out(7, {2, 3}, kI64)}),
-              HasSubstr("index -1 is out of bounds for dim 0 of size 2"));
+  // Int32 indices (Burn's default int) reach ATen as they are on CPU: checked the same way.
+  std::uint64_t id = 1;
+  for (const auto& idx : {kI64, kI32}) {
+    const auto a = input(id, {2, 3}, kI64, {1, 2, 3, 4, 5, 6});
+    const auto row = input(id + 1, {1, 3}, idx, {1, 0, 1});
+    op<OpKind::BaseInt_Expand>({row, out(id + 2, {2, 3}, idx)});
+    op<OpKind::BaseInt_Gather>({a, 0, tir(id + 2, {2, 3}, idx), out(id + 3, {2, 3}, kI64)});
+    EXPECT_EQ(get(tir(id + 3, {2, 3}, kI64)), (V{4, 2, 6, 4, 2, 6}));
+    const auto bad = input(id + 4, {1, 3}, idx, {0, -1, 1});
+    op<OpKind::BaseInt_Expand>({bad, out(id + 5, {2, 3}, idx)});
+    EXPECT_THAT(op_error<OpKind::BaseInt_Gather>(
+                    {a, 0, tir(id + 5, {2, 3}, idx), out(id + 6, {2, 3}, kI64)}),
+                HasSubstr("index -1 is out of bounds for dim 0 of size 2"));
+    // The greatest value last in memory order, read through transposed strides.
+    const auto high = transposed(id + 7, 2, 3, idx, {0, 1, 0, 1, 0, 2});
+    EXPECT_THAT(op_error<OpKind::BaseInt_Gather>({a, 0, high, out(id + 8, {2, 3}, kI64)}),
+                HasSubstr("index 2 is out of bounds for dim 0 of size 2"));
+    id += 10;
+  }
 }
 
 TEST_F(BaseBool_Gather, Gathers) {
@@ -653,6 +663,26 @@ TEST_F(BaseFloat_Scatter, EveryUpdateOpWithDuplicates) {
     ++id;
   }
   EXPECT_EQ(get(a), (V{1, 2, 3, 4, 5, 6}));
+}
+
+TEST_F(BaseFloat_Scatter, AWideExpandedInt32Index) {
+  // Burn's LU swaps rows with an int32 index expanded along 128 columns: ATen's expanded-index
+  // scatter kernels take int64 only ("expected scalar type Long but found Int").
+  constexpr std::uint64_t kRows = 8, kCols = 128;
+  for (const auto update : {IndexingUpdateOp::Add, IndexingUpdateOp::Assign, IndexingUpdateOp::Mul,
+                            IndexingUpdateOp::Max}) {
+    const auto a = input(1, {kRows, kCols}, kF32, V(kRows * kCols, 1.0));
+    const auto row = input(2, {1, 1}, kI32, {3});
+    op<OpKind::BaseInt_Expand>({row, out(3, {1, kCols}, kI32)});
+    const auto v = input(4, {1, kCols}, kF32, V(kCols, 2.0));
+    op<OpKind::BaseFloat_Scatter>(
+        {rw(a), 0, tir(3, {1, kCols}, kI32), v, update, out(5, {kRows, kCols})});
+    const V got = get(tir(5, {kRows, kCols}));
+    const double expected = update == IndexingUpdateOp::Add ? 3.0 : 2.0;
+    EXPECT_EQ(got[3 * kCols], expected) << static_cast<int>(update);
+    EXPECT_EQ(got[3 * kCols + kCols - 1], expected) << static_cast<int>(update);
+    EXPECT_EQ(got[2 * kCols], 1.0) << static_cast<int>(update);
+  }
 }
 
 TEST_F(BaseFloat_Scatter, NaNsAndHalfPrecision) {

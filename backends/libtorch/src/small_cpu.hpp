@@ -1,0 +1,28 @@
+// Loops over small CPU tensors that stand in for an ATen call where ATen's fixed cost (dispatch,
+// TensorIterator set-up, a conversion of the result) is larger than the work. Burn's
+// decompositions (LU, QR, CTC) run thousands of ops on tensors of a few hundred elements: an
+// argmax over a column took 6.4 us through ATen and its int32 conversion.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <utility>
+
+#include <ATen/ATen.h>
+
+namespace tb::backend::libtorch::small_cpu {
+
+// Tensors of at most this many elements take these loops.
+inline constexpr std::int64_t kMaxElements = 1 << 14;
+
+// The least and greatest value of a non-empty int32 or int64 CPU tensor of any size, read in
+// place through its strides: an expanded tensor (stride 0) is read once per distinct element.
+std::pair<std::int64_t, std::int64_t> value_range(const at::Tensor& t);
+
+// The index of the first maximum (`max`) or minimum along `dim` of a small f32 or f64 CPU tensor,
+// a NaN counting as the extremum (its first one wins), with `dim` kept, as a tensor of `index`
+// (kInt or kLong). Nullopt where the loop does not apply: ATen then answers the same.
+std::optional<at::Tensor> arg_extremum(const at::Tensor& x, std::int64_t dim, bool max,
+                                       at::ScalarType index);
+
+}  // namespace tb::backend::libtorch::small_cpu
