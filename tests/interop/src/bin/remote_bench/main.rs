@@ -9,8 +9,10 @@
 //! Workloads: compute-bound (MLP 512-1024-512 forward at batch 64, a small CNN forward, an MLP
 //! training step with autodiff and SGD), op-bound (a chain of 1000 ops on [16, 16] tensors),
 //! transfers (upload then download of 1, 64 and 256 MiB) and the round trip of reading a small
-//! tensor, and the op-heavy cases of Burn's backend test suite (`burn::linalg::lu` of 500×500, CTC
-//! loss with its gradient at the scale of Burn's scaled CTC test). Every workload's result on our host is compared with the Burn host's before timing: a
+//! tensor, and the op-heavy cases of Burn's backend test suite (`burn::linalg::lu` of 500×500 and
+//! 300×500, `det` of 300×300, `qr` of 96×160, CTC loss with its gradient at the scale of Burn's
+//! scaled CTC test). Every workload's result on our host is compared with the Burn host's before
+//! timing: a
 //! mismatch aborts the run. Writes a JSON object (medians, ratios, samples) to --out or stdout.
 //!
 //! `--device` is passed to `torchbridge serve` (e.g. `cuda`); the Burn host stays on its CPU
@@ -170,7 +172,7 @@ struct Args {
     out: Option<String>,
     /// `--only opbound` (for profiling one host under one workload): time only that workload.
     /// `--only heavy`: time only the op-heavy workloads and write their figures; `--only lu_500`
-    /// or `--only ctc_grad`: that one alone.
+    /// (or another of `HEAVY`): that one alone.
     only: Option<String>,
     /// `--host-cpus LIST`: run every host under `taskset -c LIST` (scripts/bench gives the hosts
     /// and this client disjoint CPUs where the machine has four or more).
@@ -195,12 +197,12 @@ fn parse_args() -> Args {
             "--device" => a.device = it.next().expect("--device D"),
             "--threads" => a.threads = Some(it.next().expect("--threads N")),
             "--out" => a.out = Some(it.next().expect("--out FILE")),
-            "--only" => a.only = Some(it.next().expect("--only opbound|heavy|lu_500|ctc_grad")),
+            "--only" => a.only = Some(it.next().expect("--only opbound|heavy|lu_500|lu_300x500|det_300|qr_96x160|ctc_grad")),
             "--host-cpus" => a.host_cpus = Some(it.next().expect("--host-cpus LIST")),
             "-h" | "--help" => {
                 println!(
                     "remote_bench [--reps N] [--quick] [--device D] [--threads N] [--out FILE] \
-                     [--only opbound|heavy|lu_500|ctc_grad] [--host-cpus LIST]"
+                     [--only opbound|heavy|lu_500|lu_300x500|det_300|qr_96x160|ctc_grad] [--host-cpus LIST]"
                 );
                 std::process::exit(0);
             }
@@ -236,7 +238,10 @@ fn suite(device: &Device, mlp: &Mlp, cnn: &Cnn, sizes: &[usize], reads: usize) -
             .collect(),
         reads: ReadRoundTrip::new(device, reads),
         heavy: vec![
-            ("lu_500", Box::new(Lu::new(device)) as Box<dyn Workload>),
+            ("lu_500", Box::new(Lu::new(device, 500, 500)) as Box<dyn Workload>),
+            ("lu_300x500", Box::new(Lu::new(device, 300, 500))),
+            ("det_300", Box::new(Det::new(device))),
+            ("qr_96x160", Box::new(Qr::new(device))),
             ("ctc_grad", Box::new(CtcGrad::new(device))),
         ],
     }
@@ -256,7 +261,7 @@ fn check_same_heavy_answers(suites: &mut [Suite]) {
 }
 
 /// The op-heavy workloads, in the order of `Suite::heavy`.
-const HEAVY: [&str; 2] = ["lu_500", "ctc_grad"];
+const HEAVY: [&str; 5] = ["lu_500", "lu_300x500", "det_300", "qr_96x160", "ctc_grad"];
 
 /// Seconds per run of each op-heavy workload on each host: wall clock, and the host's CPU time.
 #[derive(Clone)]

@@ -256,17 +256,16 @@ impl ReadRoundTrip {
 
 // ---- Op-heavy programs (the slowest cases of Burn's backend test suite) -------------------------
 
-/// `burn::linalg::lu` of a 500×500 matrix, as Burn's backend tests run it: a blocked
-/// decomposition whose 500 pivot steps are each a dozen small ops (slices, gathers, a scatter,
-/// slice assignments into the whole matrix) and no read until the end.
-pub(super) const LU_N: usize = 500;
+/// `burn::linalg::lu` as Burn's backend tests run it (500×500, 300×500): a blocked decomposition
+/// whose pivot steps are each a dozen small ops (slices, gathers, a scatter, slice assignments into
+/// the whole matrix) and no read until the end.
 pub(super) struct Lu {
     a: Tensor<2>,
 }
 impl Lu {
-    pub(super) fn new(device: &Device) -> Self {
+    pub(super) fn new(device: &Device, rows: usize, cols: usize) -> Self {
         Self {
-            a: Tensor::from_data(input(&[LU_N, LU_N], 11), device),
+            a: Tensor::from_data(input(&[rows, cols], 11), device),
         }
     }
 }
@@ -277,6 +276,49 @@ impl Workload for Lu {
             u.into_data()
         });
         (s, Some(u))
+    }
+}
+
+/// `burn::linalg::det` of a 300×300 matrix (Burn's `test_det_300x300_*` size): its LU, then the
+/// product of the diagonal. The matrix is the identity plus small values, so the determinant
+/// stays finite.
+pub(super) struct Det {
+    a: Tensor<3>,
+}
+impl Det {
+    pub(super) fn new(device: &Device) -> Self {
+        let n = 300;
+        let noise = Tensor::<2>::from_data(input(&[n, n], 13), device);
+        let a = (Tensor::<2>::eye(n, device) + noise * 0.05).reshape([1, n, n]);
+        Self { a }
+    }
+}
+impl Workload for Det {
+    fn run(&mut self) -> (f64, Option<TensorData>) {
+        let (s, d) = time(|| burn::linalg::det::<3, 2, 1>(self.a.clone()).into_data());
+        (s, Some(d))
+    }
+}
+
+/// `burn::linalg::qr` of a medium-wide 96×160 matrix: Householder reflections, a few small ops
+/// and two rank-one updates per column.
+pub(super) struct Qr {
+    a: Tensor<2>,
+}
+impl Qr {
+    pub(super) fn new(device: &Device) -> Self {
+        Self {
+            a: Tensor::from_data(input(&[96, 160], 14), device),
+        }
+    }
+}
+impl Workload for Qr {
+    fn run(&mut self) -> (f64, Option<TensorData>) {
+        let (s, r) = time(|| {
+            let (_q, r) = burn::linalg::qr::<2>(self.a.clone(), true);
+            r.into_data()
+        });
+        (s, Some(r))
     }
 }
 
