@@ -270,11 +270,8 @@ class C10dMember final : public C10dFederation {
       }
       const auto value = transfers_->get(name);
       if (take) transfers_->deleteKey(name);
-      const auto rank = std::stoul(std::string(value.begin(), value.end()));
-      if (rank >= members_.size()) {
-        return make_error(ErrorCode::kInvalidArgument, "the store names rank {}", rank);
-      }
-      return static_cast<std::uint32_t>(rank);
+      return parse_rank(std::string_view(reinterpret_cast<const char*>(value.data()), value.size()),
+                        static_cast<std::uint32_t>(members_.size()));
     } catch (const std::exception& e) {
       return make_error(ErrorCode::kIo, "{}", first_line(e));
     }

@@ -4,6 +4,7 @@
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 
+#include <algorithm>
 #include <sstream>
 #include <vector>
 
@@ -29,7 +30,28 @@ std::string signature(const std::string& body, const std::optional<std::string>&
   return hex;
 }
 
+// Printable ASCII, at most 32 characters: what an error may quote of a store entry.
+std::string quoted(std::string_view text) {
+  std::string out;
+  for (const char c : text.substr(0, 32)) out += (c >= 0x20 && c < 0x7f) ? c : '?';
+  return out + (text.size() > 32 ? "..." : "");
+}
+
 }  // namespace
+
+Result<std::uint32_t> parse_rank(std::string_view text, std::uint32_t world_size) {
+  const bool digits =
+      !text.empty() && text.size() <= 10 && (text[0] != '0' || text.size() == 1) &&
+      std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
+  std::uint64_t rank = 0;
+  for (const char c : digits ? text : std::string_view()) rank = rank * 10 + (c - '0');
+  if (!digits || rank >= world_size) {
+    return make_error(ErrorCode::kInvalidArgument,
+                      "the store names rank \"{}\", not one of this federation's {} ranks",
+                      quoted(text), world_size);
+  }
+  return static_cast<std::uint32_t>(rank);
+}
 
 std::string encode_member_record(const FederationMember& member, std::uint32_t world_size,
                                  const std::optional<std::string>& token) {

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "torchbridge/bridge/federation.hpp"
 #include "torchbridge/result.hpp"
@@ -20,5 +21,9 @@ std::string encode_member_record(const FederationMember& member, std::uint32_t w
 Result<FederationMember> decode_member_record(const std::string& text, std::uint32_t rank,
                                               std::uint32_t world_size,
                                               const std::optional<std::string>& token);
+
+// A rank as a member stores it (std::to_string): decimal digits only, with no sign, space, leading
+// zero or anything after them, below `world_size`. What else the store holds names no member.
+Result<std::uint32_t> parse_rank(std::string_view text, std::uint32_t world_size);
 
 }  // namespace tb::bridge

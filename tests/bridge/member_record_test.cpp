@@ -1,0 +1,37 @@
+// What the federation reads back from its c10d store, parsed strictly (member_record.hpp). The
+// records' round trips and signatures are in federation_test.cpp.
+#include <gtest/gtest.h>
+
+#include "member_record.hpp"
+
+namespace tb::bridge {
+namespace {
+
+TEST(ParseRank, TakesTheDecimalAMemberWrites) {
+  for (std::uint32_t rank : {0u, 1u, 7u, 10u, 4095u}) {
+    auto parsed = parse_rank(std::to_string(rank), 4096);
+    ASSERT_TRUE(parsed) << rank << ": " << parsed.error().what();
+    EXPECT_EQ(parsed.value(), rank);
+  }
+  EXPECT_EQ(parse_rank("4294967294", UINT32_MAX).value(), 4294967294u);
+}
+
+// std::stoul, which poll_rank used, read "7abc" as 7, " 7" and "+7" as 7, and "-1" as the largest
+// unsigned long; a store entry that is no rank now names none.
+TEST(ParseRank, RefusesWhatIsNotExactlyARankOfTheFederation) {
+  for (const char* bad : {"", " 7", "7 ", "+7", "-1", "7abc", "07", "00", "0x7", "7\n", "1e3",
+                          "\xd9\xa7",  // ARABIC-INDIC DIGIT SEVEN
+                          "18446744073709551617", "99999999999"}) {
+    EXPECT_FALSE(parse_rank(bad, 8)) << bad;
+  }
+  EXPECT_FALSE(parse_rank("8", 8));
+  EXPECT_FALSE(parse_rank("0", 0));
+  EXPECT_FALSE(parse_rank(std::string_view("1\0", 2), 8));
+  auto error = parse_rank("-1", 8);
+  ASSERT_FALSE(error);
+  EXPECT_NE(error.error().what().find("\"-1\""), std::string::npos) << error.error().what();
+  EXPECT_NE(error.error().what().find("8 ranks"), std::string::npos) << error.error().what();
+}
+
+}  // namespace
+}  // namespace tb::bridge
