@@ -4,7 +4,6 @@
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 
-#include <algorithm>
 #include <sstream>
 #include <vector>
 
@@ -37,20 +36,29 @@ std::string quoted(std::string_view text) {
   return out + (text.size() > 32 ? "..." : "");
 }
 
+// The number `text` is the decimal of, as std::to_string writes it (digits, no sign, space or
+// leading zero), where it is below `limit`.
+std::optional<std::uint64_t> decimal_below(std::string_view text, std::uint64_t limit) {
+  if (text.empty() || text.size() > 10 || (text[0] == '0' && text.size() > 1)) return std::nullopt;
+  std::uint64_t n = 0;
+  for (const char c : text) {
+    if (c < '0' || c > '9') return std::nullopt;
+    n = n * 10 + static_cast<std::uint64_t>(c - '0');
+  }
+  if (n >= limit) return std::nullopt;
+  return n;
+}
+
 }  // namespace
 
 Result<std::uint32_t> parse_rank(std::string_view text, std::uint32_t world_size) {
-  const bool digits =
-      !text.empty() && text.size() <= 10 && (text[0] != '0' || text.size() == 1) &&
-      std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
-  std::uint64_t rank = 0;
-  for (const char c : digits ? text : std::string_view()) rank = rank * 10 + (c - '0');
-  if (!digits || rank >= world_size) {
+  const auto rank = decimal_below(text, world_size);
+  if (!rank) {
     return make_error(ErrorCode::kInvalidArgument,
                       "the store names rank \"{}\", not one of this federation's {} ranks",
                       quoted(text), world_size);
   }
-  return static_cast<std::uint32_t>(rank);
+  return static_cast<std::uint32_t>(*rank);
 }
 
 std::string encode_member_record(const FederationMember& member, std::uint32_t world_size,
@@ -100,13 +108,10 @@ Result<FederationMember> decode_member_record(const std::string& text, std::uint
   FederationMember member;
   member.rank = rank;
   member.address = *address;
-  std::uint64_t count = 0;
-  try {
-    count = std::stoull(*n);
-  } catch (const std::exception&) {
-    return bad("has a malformed device count");
-  }
-  if (count == 0 || count > kMaxDevices || lines.size() != 5 + count) {
+  const auto devices = decimal_below(*n, kMaxDevices + 1);
+  if (!devices) return bad("has a malformed device count");
+  const std::uint64_t count = *devices;
+  if (count == 0 || lines.size() != 5 + count) {
     return bad("has a malformed device list");
   }
   member.device_count = static_cast<std::uint32_t>(count);

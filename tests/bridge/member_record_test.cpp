@@ -33,5 +33,26 @@ TEST(ParseRank, RefusesWhatIsNotExactlyARankOfTheFederation) {
   EXPECT_NE(error.error().what().find("8 ranks"), std::string::npos) << error.error().what();
 }
 
+// Found by fuzz/store_fuzzer.cpp: the device count was read with std::stoull, so "devices 1abc",
+// "devices 1\0\0", " 1" and "+1" all read as 1: one member had many records, and what a record
+// said was not what its bytes said. A record is now its member's canonical text alone.
+TEST(MemberRecord, TheDeviceCountIsItsDecimalAlone) {
+  FederationMember m;
+  m.rank = 1;
+  m.address = "ws://127.0.0.1:4001";
+  m.device_count = 1;
+  m.device_names = {"cpu"};
+  const std::string text = encode_member_record(m, 2, std::nullopt);
+  ASSERT_TRUE(decode_member_record(text, 1, 2, std::nullopt));
+  const std::string line = "devices 1\n";
+  ASSERT_NE(text.find(line), std::string::npos);
+  for (const std::string& count : {std::string("1abc"), std::string("1\0\0", 3), std::string(" 1"),
+                                   std::string("+1"), std::string("01"), std::string("1 ")}) {
+    std::string other = text;
+    other.replace(other.find(line), line.size(), "devices " + count + "\n");
+    EXPECT_FALSE(decode_member_record(other, 1, 2, std::nullopt)) << count;
+  }
+}
+
 }  // namespace
 }  // namespace tb::bridge
