@@ -76,10 +76,11 @@ Result<FederationMember> decode_member_record(const std::string& text, std::uint
     return make_error(ErrorCode::kInvalidArgument, "the record of member {} {}", rank, why);
   };
   if (text.size() > kMaxRecordBytes) return bad("is too long");
-  const auto mac_at = text.rfind("mac ");
+  // The signature is the last line, alone on it: the body before it is whole lines.
+  const auto mac_at = text.rfind("\nmac ");
   if (mac_at == std::string::npos || text.back() != '\n') return bad("is not a member record");
-  const std::string body = text.substr(0, mac_at);
-  const std::string mac = text.substr(mac_at + 4, text.size() - mac_at - 5);
+  const std::string body = text.substr(0, mac_at + 1);
+  const std::string mac = text.substr(mac_at + 5, text.size() - mac_at - 6);
   const std::string expected = signature(body, token);
   if (mac.size() != expected.size() ||
       CRYPTO_memcmp(mac.data(), expected.data(), mac.size()) != 0) {

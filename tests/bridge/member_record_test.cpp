@@ -54,5 +54,19 @@ TEST(MemberRecord, TheDeviceCountIsItsDecimalAlone) {
   }
 }
 
+// Found by fuzz/store_fuzzer.cpp: a signature that did not start a line of its own was taken, so
+// "device cpumac -" read as the device "cpu" (a second text for one record).
+TEST(MemberRecord, TheSignatureIsALineOfItsOwn) {
+  FederationMember m;
+  m.rank = 1;
+  m.address = "ws://127.0.0.1:4001";
+  m.device_count = 1;
+  m.device_names = {"cpu"};
+  std::string text = encode_member_record(m, 2, std::nullopt);
+  ASSERT_TRUE(decode_member_record(text, 1, 2, std::nullopt));
+  text.erase(text.rfind("\nmac -\n"), 1);
+  EXPECT_FALSE(decode_member_record(text, 1, 2, std::nullopt)) << text;
+}
+
 }  // namespace
 }  // namespace tb::bridge
