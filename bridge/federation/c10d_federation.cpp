@@ -502,7 +502,8 @@ Result<std::shared_ptr<C10dFederation>> join_federation(const FederationOptions&
     me.address = options.address;
     me.device_count = static_cast<std::uint32_t>(options.device_names.size());
     me.device_names = options.device_names;
-    const std::string record = encode_member_record(me, options.world_size, options.token);
+    TB_TRY_ASSIGN(const std::string record,
+                  encode_member_record(me, options.world_size, options.token));
     store->set(fmt::format("tb/member/{}", options.rank),
                std::vector<std::uint8_t>(record.begin(), record.end()));
     std::uint32_t first = 0;

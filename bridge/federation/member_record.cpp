@@ -4,6 +4,7 @@
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 
+#include <algorithm>
 #include <sstream>
 #include <vector>
 
@@ -61,8 +62,19 @@ Result<std::uint32_t> parse_rank(std::string_view text, std::uint32_t world_size
   return static_cast<std::uint32_t>(*rank);
 }
 
-std::string encode_member_record(const FederationMember& member, std::uint32_t world_size,
-                                 const std::optional<std::string>& token) {
+Result<std::string> encode_member_record(const FederationMember& member, std::uint32_t world_size,
+                                         const std::optional<std::string>& token) {
+  const auto one_line = [](const std::string& s) { return s.find('\n') == std::string::npos; };
+  if (!one_line(member.address) ||
+      !std::all_of(member.device_names.begin(), member.device_names.end(), one_line)) {
+    return make_error(ErrorCode::kInvalidArgument,
+                      "member {}'s address or a device name holds a line break", member.rank);
+  }
+  if (member.device_count == 0 || member.device_count > kMaxDevices ||
+      member.device_names.size() != member.device_count) {
+    return make_error(ErrorCode::kInvalidArgument, "member {} has {} devices and {} device names",
+                      member.rank, member.device_count, member.device_names.size());
+  }
   std::string body = fmt::format("{}\nrank {}\nworld {}\naddress {}\ndevices {}\n", kMagic,
                                  member.rank, world_size, member.address, member.device_count);
   for (const auto& name : member.device_names) body += "device " + name + "\n";

@@ -12,9 +12,12 @@
 
 namespace tb::bridge {
 
-// The text stored under the member's key; `token` (if any) signs it.
-std::string encode_member_record(const FederationMember& member, std::uint32_t world_size,
-                                 const std::optional<std::string>& token);
+// The text stored under the member's key; `token` (if any) signs it. kInvalidArgument for a member
+// no record can hold as it is (an address or device name with a line break, which would read back
+// as other lines; no devices, or a device count that is not its names'), rather than a record of
+// another member.
+Result<std::string> encode_member_record(const FederationMember& member, std::uint32_t world_size,
+                                         const std::optional<std::string>& token);
 
 // The member a record describes (first_device is left 0). Fails on a record that is malformed,
 // unsigned or signed with another token, or made for another world size or rank.

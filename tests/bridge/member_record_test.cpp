@@ -42,7 +42,7 @@ TEST(MemberRecord, TheDeviceCountIsItsDecimalAlone) {
   m.address = "ws://127.0.0.1:4001";
   m.device_count = 1;
   m.device_names = {"cpu"};
-  const std::string text = encode_member_record(m, 2, std::nullopt);
+  const std::string text = encode_member_record(m, 2, std::nullopt).value();
   ASSERT_TRUE(decode_member_record(text, 1, 2, std::nullopt));
   const std::string line = "devices 1\n";
   ASSERT_NE(text.find(line), std::string::npos);
@@ -62,10 +62,34 @@ TEST(MemberRecord, TheSignatureIsALineOfItsOwn) {
   m.address = "ws://127.0.0.1:4001";
   m.device_count = 1;
   m.device_names = {"cpu"};
-  std::string text = encode_member_record(m, 2, std::nullopt);
+  std::string text = encode_member_record(m, 2, std::nullopt).value();
   ASSERT_TRUE(decode_member_record(text, 1, 2, std::nullopt));
   text.erase(text.rfind("\nmac -\n"), 1);
   EXPECT_FALSE(decode_member_record(text, 1, 2, std::nullopt)) << text;
+}
+
+// Found by fuzz/store_fuzzer.cpp: a device name (or an address) with a line break was written as
+// it is, and its record read back as other lines: one name "cpu\ndevice gpu" with a count of 2
+// made a record of two devices, "cpu" and "gpu". Such a member now has no record.
+TEST(MemberRecord, AMemberWithALineBreakInANameHasNoRecord) {
+  FederationMember m;
+  m.rank = 1;
+  m.address = "ws://127.0.0.1:4001";
+  m.device_count = 2;
+  m.device_names = {"cpu\ndevice gpu"};
+  EXPECT_FALSE(encode_member_record(m, 2, std::nullopt));
+  m.device_count = 1;
+  EXPECT_FALSE(encode_member_record(m, 2, std::nullopt));
+  m.device_names = {"cpu"};
+  m.address = "ws://127.0.0.1:4001\ndevices 1";
+  EXPECT_FALSE(encode_member_record(m, 2, std::nullopt));
+  m.address = "ws://127.0.0.1:4001";
+  m.device_count = 2;  // a count that is not its names'
+  EXPECT_FALSE(encode_member_record(m, 2, std::nullopt));
+  m.device_count = 1;
+  auto text = encode_member_record(m, 2, std::nullopt);
+  ASSERT_TRUE(text) << text.error().what();
+  EXPECT_TRUE(decode_member_record(text.value(), 1, 2, std::nullopt));
 }
 
 }  // namespace
