@@ -270,11 +270,8 @@ class C10dMember final : public C10dFederation {
       }
       const auto value = transfers_->get(name);
       if (take) transfers_->deleteKey(name);
-      const auto rank = std::stoul(std::string(value.begin(), value.end()));
-      if (rank >= members_.size()) {
-        return make_error(ErrorCode::kInvalidArgument, "the store names rank {}", rank);
-      }
-      return static_cast<std::uint32_t>(rank);
+      return parse_rank(std::string_view(reinterpret_cast<const char*>(value.data()), value.size()),
+                        static_cast<std::uint32_t>(members_.size()));
     } catch (const std::exception& e) {
       return make_error(ErrorCode::kIo, "{}", first_line(e));
     }
@@ -505,7 +502,8 @@ Result<std::shared_ptr<C10dFederation>> join_federation(const FederationOptions&
     me.address = options.address;
     me.device_count = static_cast<std::uint32_t>(options.device_names.size());
     me.device_names = options.device_names;
-    const std::string record = encode_member_record(me, options.world_size, options.token);
+    TB_TRY_ASSIGN(const std::string record,
+                  encode_member_record(me, options.world_size, options.token));
     store->set(fmt::format("tb/member/{}", options.rank),
                std::vector<std::uint8_t>(record.begin(), record.end()));
     std::uint32_t first = 0;

@@ -4,6 +4,7 @@
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 
+#include <algorithm>
 #include <sstream>
 #include <vector>
 
@@ -29,10 +30,51 @@ std::string signature(const std::string& body, const std::optional<std::string>&
   return hex;
 }
 
+// Printable ASCII, at most 32 characters: what an error may quote of a store entry.
+std::string quoted(std::string_view text) {
+  std::string out;
+  for (const char c : text.substr(0, 32)) out += (c >= 0x20 && c < 0x7f) ? c : '?';
+  return out + (text.size() > 32 ? "..." : "");
+}
+
+// The number `text` is the decimal of, as std::to_string writes it (digits, no sign, space or
+// leading zero), where it is below `limit`.
+std::optional<std::uint64_t> decimal_below(std::string_view text, std::uint64_t limit) {
+  if (text.empty() || text.size() > 10 || (text[0] == '0' && text.size() > 1)) return std::nullopt;
+  std::uint64_t n = 0;
+  for (const char c : text) {
+    if (c < '0' || c > '9') return std::nullopt;
+    n = n * 10 + static_cast<std::uint64_t>(c - '0');
+  }
+  if (n >= limit) return std::nullopt;
+  return n;
+}
+
 }  // namespace
 
-std::string encode_member_record(const FederationMember& member, std::uint32_t world_size,
-                                 const std::optional<std::string>& token) {
+Result<std::uint32_t> parse_rank(std::string_view text, std::uint32_t world_size) {
+  const auto rank = decimal_below(text, world_size);
+  if (!rank) {
+    return make_error(ErrorCode::kInvalidArgument,
+                      "the store names rank \"{}\", not one of this federation's {} ranks",
+                      quoted(text), world_size);
+  }
+  return static_cast<std::uint32_t>(*rank);
+}
+
+Result<std::string> encode_member_record(const FederationMember& member, std::uint32_t world_size,
+                                         const std::optional<std::string>& token) {
+  const auto one_line = [](const std::string& s) { return s.find('\n') == std::string::npos; };
+  if (!one_line(member.address) ||
+      !std::all_of(member.device_names.begin(), member.device_names.end(), one_line)) {
+    return make_error(ErrorCode::kInvalidArgument,
+                      "member {}'s address or a device name holds a line break", member.rank);
+  }
+  if (member.device_count == 0 || member.device_count > kMaxDevices ||
+      member.device_names.size() != member.device_count) {
+    return make_error(ErrorCode::kInvalidArgument, "member {} has {} devices and {} device names",
+                      member.rank, member.device_count, member.device_names.size());
+  }
   std::string body = fmt::format("{}\nrank {}\nworld {}\naddress {}\ndevices {}\n", kMagic,
                                  member.rank, world_size, member.address, member.device_count);
   for (const auto& name : member.device_names) body += "device " + name + "\n";
@@ -46,10 +88,11 @@ Result<FederationMember> decode_member_record(const std::string& text, std::uint
     return make_error(ErrorCode::kInvalidArgument, "the record of member {} {}", rank, why);
   };
   if (text.size() > kMaxRecordBytes) return bad("is too long");
-  const auto mac_at = text.rfind("mac ");
+  // The signature is the last line, alone on it: the body before it is whole lines.
+  const auto mac_at = text.rfind("\nmac ");
   if (mac_at == std::string::npos || text.back() != '\n') return bad("is not a member record");
-  const std::string body = text.substr(0, mac_at);
-  const std::string mac = text.substr(mac_at + 4, text.size() - mac_at - 5);
+  const std::string body = text.substr(0, mac_at + 1);
+  const std::string mac = text.substr(mac_at + 5, text.size() - mac_at - 6);
   const std::string expected = signature(body, token);
   if (mac.size() != expected.size() ||
       CRYPTO_memcmp(mac.data(), expected.data(), mac.size()) != 0) {
@@ -78,13 +121,10 @@ Result<FederationMember> decode_member_record(const std::string& text, std::uint
   FederationMember member;
   member.rank = rank;
   member.address = *address;
-  std::uint64_t count = 0;
-  try {
-    count = std::stoull(*n);
-  } catch (const std::exception&) {
-    return bad("has a malformed device count");
-  }
-  if (count == 0 || count > kMaxDevices || lines.size() != 5 + count) {
+  const auto devices = decimal_below(*n, kMaxDevices + 1);
+  if (!devices) return bad("has a malformed device count");
+  const std::uint64_t count = *devices;
+  if (count == 0 || lines.size() != 5 + count) {
     return bad("has a malformed device list");
   }
   member.device_count = static_cast<std::uint32_t>(count);

@@ -20,7 +20,7 @@ constexpr auto kAdminTimeout = std::chrono::minutes(10);
 
 }  // namespace
 
-void HttpConnection::admin(const Request& req, const std::string& path) {
+void HttpConnection::admin(const Request& req, const Route& route) {
   const HostOptions& options = host_.options;
   if (!options.models || !options.admin_token) {
     return respond(req, http::status::not_found, "text/plain",
@@ -33,31 +33,27 @@ void HttpConnection::admin(const Request& req, const std::string& path) {
                    "the admin routes need `Authorization: Bearer TOKEN`, TOKEN the first line of "
                    "the host's --admin-token-file\n");
   }
-  if (path == "/v1/models") {
-    if (req.method() != http::verb::get) {
+  if (route.kind == RouteKind::kModelList) {
+    if (!route.method_ok) {
       return respond(req, http::status::method_not_allowed, "text/plain", "GET /v1/models\n");
     }
     return respond(req, http::status::ok, "application/json", options.models->list_json());
   }
   // /v1/models/NAME/ACTION: NAME is passed on as sent, undecoded; the control refuses any name
   // outside its repository's alphabet.
-  const std::string rest = path.substr(std::string("/v1/models/").size());
-  const auto slash = rest.rfind('/');
-  const std::string name = slash == std::string::npos ? rest : rest.substr(0, slash);
-  const std::string verb = slash == std::string::npos ? "" : rest.substr(slash + 1);
-  if (verb != "load" && verb != "unload") {
+  if (route.kind != RouteKind::kModelAction) {
     return respond(req, http::status::not_found, "text/plain",
                    "POST /v1/models/NAME/load or /v1/models/NAME/unload\n");
   }
-  if (req.method() != http::verb::post) {
+  if (!route.method_ok) {
     return respond(req, http::status::method_not_allowed, "text/plain",
-                   "POST /v1/models/NAME/" + verb + "\n");
+                   "POST /v1/models/NAME/" + route.action + "\n");
   }
   stream_.expires_after(kAdminTimeout);
   auto held = std::make_shared<Request>(req);
   options.models->request(
-      verb == "load" ? ModelControl::Action::kLoad : ModelControl::Action::kUnload, name,
-      [self = shared_from_this(), held](ModelControl::Answer answer) {
+      route.action == "load" ? ModelControl::Action::kLoad : ModelControl::Action::kUnload,
+      route.model, [self = shared_from_this(), held](ModelControl::Answer answer) {
         auto executor = self->stream_.get_executor();
         boost::asio::post(executor, [self, held, answer = std::move(answer)]() mutable {
           const bool json = !answer.body.empty() && answer.body.front() == '{';

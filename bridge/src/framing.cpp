@@ -19,6 +19,34 @@ Result<Head> parse_head(const std::uint8_t* data, std::size_t size) {
                     size - 1);
 }
 
+std::uint64_t Reassembly::read_limit() const {
+  return in_message() ? std::min<std::uint64_t>(kMaxFrame, left_) : kMaxHead;
+}
+
+Reassembly::HeadStep Reassembly::on_head(const std::uint8_t* data, std::size_t size) {
+  auto parsed = parse_head(data, size);
+  if (!parsed) return {HeadStep::Kind::kReject, 0, parsed.error().what()};
+  const std::uint64_t length = parsed.value().length;
+  if (parsed.value().whole) return {HeadStep::Kind::kWhole, length, {}};
+  // The declared length is checked before the session commits any memory to it.
+  if (length > max_) return {HeadStep::Kind::kTooBig, length, {}};
+  length_ = left_ = length;
+  return {HeadStep::Kind::kSegmented, length, {}};
+}
+
+Reassembly::SegmentStep Reassembly::on_segment(std::uint64_t got) {
+  // Longer than what is left cannot arrive through read_limit(); refused all the same.
+  if (got == 0 || got > left_) {
+    reset();
+    return {SegmentStep::Kind::kReject, got == 0 ? "an empty frame in the middle of a message"
+                                                 : "a segment longer than its message"};
+  }
+  left_ -= got;
+  if (left_ > 0) return {SegmentStep::Kind::kMore, {}};
+  reset();
+  return {SegmentStep::Kind::kComplete, {}};
+}
+
 std::vector<std::vector<boost::asio::const_buffer>> tagged_messages(
     const OutFrame& frame, std::array<std::uint8_t, 9>& head) {
   std::vector<std::vector<boost::asio::const_buffer>> messages;

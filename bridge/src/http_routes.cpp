@@ -10,6 +10,7 @@
 #include "metrics.hpp"
 #include "relay.hpp"
 #include "request_policy.hpp"
+#include "routes.hpp"
 #include "torchbridge/version.hpp"
 #include "ws_session.hpp"
 
@@ -33,13 +34,6 @@ std::optional<std::string> relayed_scope(const HostState& host,
     return std::nullopt;
   }
   return std::string(it->value());
-}
-
-RequestHeaders headers_of(const http::request<http::string_body>& req) {
-  RequestHeaders h;
-  if (const auto it = req.find(http::field::origin); it != req.end()) h.origin = it->value();
-  if (const auto it = req.find(http::field::host); it != req.end()) h.host = it->value();
-  return h;
 }
 
 }  // namespace
@@ -95,52 +89,54 @@ void HttpConnection::route() {
     }
     return respond(req, http::status::forbidden, "text/plain", *why + "\n");
   }
-  const std::string target(req.target());
-  const std::string path = target.substr(0, target.find('?'));
-  if (websocket::is_upgrade(req)) {
-    // The websocket stream keeps its own timers; the HTTP read's must not close it later.
-    stream_.expires_never();
+  const bool upgrade = websocket::is_upgrade(req);
+  // The websocket stream keeps its own timers; the HTTP read's must not close it later.
+  if (upgrade) stream_.expires_never();
+  const Route route = route_of(req.method(), req.target(), upgrade);
+  if (route.kind == RouteKind::kSession || route.kind == RouteKind::kData) {
     bool header_ok = false;
     if (host_.options.auth_token) {
       const auto auth = req[http::field::authorization];
       header_ok = constant_time_equal(auth, "Bearer " + *host_.options.auth_token);
     }
-    if (path == "/session") {
+    if (route.kind == RouteKind::kSession) {
       auto scope = relayed_scope(host_, req, header_ok, address_of(stream_.socket()));
       std::make_shared<SessionConnection>(host_, std::move(stream_), std::move(slot_), header_ok,
                                           std::move(scope))
           ->run(std::move(req));
       return;
     }
-    if (path == "/data") {
-      // Downloads carry no token (Burn's server sends none), so they get a budget of their own
-      // inside the connection limit.
-      if (host_.counters.data_connections_open.load() >=
-          host_.options.limits.max_data_connections) {
-        ++host_.counters.connections_refused;
-        return respond(req, http::status::service_unavailable, "text/plain",
-                       "too many /data connections\n");
-      }
-      // A member: with a token, one that presented it; without, one at a member's address.
-      const bool member = host_.options.federation &&
-                          (host_.options.auth_token ? header_ok
-                                                    : is_member_host(*host_.options.federation,
-                                                                     address_of(stream_.socket())));
-      std::make_shared<DataConnection>(host_, std::move(stream_), std::move(slot_),
-                                       ConnectionSlot(host_.counters.data_connections_open), member)
-          ->run(std::move(req));
-      return;
+    // Downloads carry no token (Burn's server sends none), so they get a budget of their own
+    // inside the connection limit.
+    if (host_.counters.data_connections_open.load() >= host_.options.limits.max_data_connections) {
+      ++host_.counters.connections_refused;
+      return respond(req, http::status::service_unavailable, "text/plain",
+                     "too many /data connections\n");
     }
+    // A member: with a token, one that presented it; without, one at a member's address.
+    const bool member = host_.options.federation &&
+                        (host_.options.auth_token ? header_ok
+                                                  : is_member_host(*host_.options.federation,
+                                                                   address_of(stream_.socket())));
+    std::make_shared<DataConnection>(host_, std::move(stream_), std::move(slot_),
+                                     ConnectionSlot(host_.counters.data_connections_open), member)
+        ->run(std::move(req));
+    return;
   }
-  if (req.method() == http::verb::get && path == "/healthz") {
-    return respond(req, http::status::ok, "text/plain", "ok\n");
+  switch (route.kind) {
+    case RouteKind::kHealthz:
+      return respond(req, http::status::ok, "text/plain", "ok\n");
+    case RouteKind::kMetrics:
+      return respond(req, http::status::ok, "text/plain; version=0.0.4", metrics_text(host_));
+    case RouteKind::kModelList:
+    case RouteKind::kModelAction:
+    case RouteKind::kModelOther:
+      return admin(req, route);
+    default:
+      return respond(req, http::status::not_found, "text/plain",
+                     "torchbridge serves websocket /session and /data, GET /healthz, GET "
+                     "/metrics\n");
   }
-  if (req.method() == http::verb::get && path == "/metrics") {
-    return respond(req, http::status::ok, "text/plain; version=0.0.4", metrics_text(host_));
-  }
-  if (path == "/v1/models" || path.rfind("/v1/models/", 0) == 0) return admin(req, path);
-  respond(req, http::status::not_found, "text/plain",
-          "torchbridge serves websocket /session and /data, GET /healthz, GET /metrics\n");
 }
 
 void HttpConnection::respond(const Request& req, http::status status, std::string content_type,

@@ -11,6 +11,7 @@
 
 #include "listener.hpp"
 #include "net/any_stream.hpp"
+#include "routes.hpp"
 
 namespace tb::bridge {
 
@@ -27,7 +28,7 @@ class HttpConnection : public std::enable_shared_from_this<HttpConnection> {
   void read();
   void route();
   // `/v1/models` and `/v1/models/NAME/{load,unload}` (admin_routes.cpp).
-  void admin(const Request& req, const std::string& path);
+  void admin(const Request& req, const Route& route);
   void respond(const Request& req, boost::beast::http::status status, std::string content_type,
                std::string body);
 

@@ -31,7 +31,8 @@ SessionConnection::SessionConnection(HostState& host, tb::net::AnyStream&& strea
       peer_(peer_of(beast::get_lowest_layer(ws_).socket())),
       peer_address_(address_of(beast::get_lowest_layer(ws_).socket())),
       header_authorized_(header_authorized),
-      relayed_scope_(std::move(relayed_scope)) {}
+      relayed_scope_(std::move(relayed_scope)),
+      reassembly_(host.options.limits.max_message_bytes) {}
 
 SessionConnection::~SessionConnection() {
   guarded([&] { teardown(); }, [](const std::string&) {});
@@ -137,14 +138,12 @@ bool SessionConnection::tagged() const {
 void SessionConnection::read() {
   if (!tagged()) {
     message_ = std::make_unique<tb::net::MessageBuffer>(ws_.read_message_max());
-  } else if (segment_left_ == 0) {
-    // A head: a whole message of at most 64 KiB after its tag, or a segmented message's length.
-    ws_.read_message_max(framing::kMaxHead);
-    message_ = std::make_unique<tb::net::MessageBuffer>(framing::kMaxHead);
   } else {
-    // The next segment, into the same buffer: never longer than a frame or than what is left.
-    ws_.read_message_max(std::min<std::uint64_t>(framing::kMaxFrame, segment_left_));
-    segment_start_ = message_->size();
+    // A head, or the next segment into the same buffer (framing::Reassembly::read_limit).
+    ws_.read_message_max(reassembly_.read_limit());
+    if (!reassembly_.in_message()) {
+      message_ = std::make_unique<tb::net::MessageBuffer>(reassembly_.read_limit());
+    }
   }
   auto self = shared_from_this();
   tb::net::async_read_chunked(
@@ -200,38 +199,40 @@ void SessionConnection::reject_frame(std::string_view what) {
   spdlog::warn("session {:016x} ({}): {}, closing the session", session_id_, peer_, what);
   receiving_ = {};
   message_.reset();
-  segment_left_ = 0;
+  reassembly_.reset();
   close_with(websocket::close_code::policy_error, "bad message framing");
 }
 
 void SessionConnection::on_tagged_message() {
-  if (segment_left_ == 0) {
+  using Head = framing::Reassembly::HeadStep::Kind;
+  using Segment = framing::Reassembly::SegmentStep::Kind;
+  if (!reassembly_.in_message()) {
     const ir::Bytes head = message_->release();
     message_.reset();
     receiving_ = {};
     host_.counters.bytes_in += head.size();
-    auto parsed = framing::parse_head(head.data(), head.size());
-    if (!parsed) return reject_frame(parsed.error().what());
-    if (parsed.value().whole) return dispatch(head.slice(1, head.size() - 1));
-    // The declared length is checked before any of it is committed; the buffer then grows only
-    // as segments arrive.
-    const std::uint64_t length = parsed.value().length;
-    const std::uint64_t limit = host_.options.limits.max_message_bytes;
-    if (length > limit) {
-      ++host_.counters.frames_rejected;
-      spdlog::warn("session {:016x} ({}): a message of {} bytes announced, over the limit of {}",
-                   session_id_, peer_, length, limit);
-      return close_with(websocket::close_code::too_big, "message over the host's limit");
+    const auto step = reassembly_.on_head(head.data(), head.size());
+    switch (step.kind) {
+      case Head::kReject:
+        return reject_frame(step.reason);
+      case Head::kWhole:
+        return dispatch(head.slice(1, head.size() - 1));
+      case Head::kTooBig:
+        ++host_.counters.frames_rejected;
+        spdlog::warn("session {:016x} ({}): a message of {} bytes announced, over the limit of {}",
+                     session_id_, peer_, step.length, reassembly_.max_message_bytes());
+        return close_with(websocket::close_code::too_big, "message over the host's limit");
+      case Head::kSegmented:
+        // The buffer grows only as segments arrive.
+        message_ = std::make_unique<tb::net::MessageBuffer>(static_cast<std::size_t>(step.length));
+        return read();
     }
-    segment_left_ = length;
-    message_ = std::make_unique<tb::net::MessageBuffer>(static_cast<std::size_t>(length));
-    return read();
   }
-  const std::size_t got = message_->size() - segment_start_;
+  const std::size_t got = message_->size() - reassembly_.received();
   host_.counters.bytes_in += got;
-  if (got == 0) return reject_frame("an empty frame in the middle of a message");
-  segment_left_ -= got;
-  if (segment_left_ > 0) return read();
+  const auto step = reassembly_.on_segment(got);
+  if (step.kind == Segment::kReject) return reject_frame(step.reason);
+  if (step.kind == Segment::kMore) return read();
   const ir::Bytes bytes = message_->release();
   message_.reset();
   dispatch(bytes);

@@ -18,6 +18,7 @@
 #include <boost/beast/http.hpp>
 #include <boost/beast/websocket.hpp>
 
+#include "framing.hpp"
 #include "listener.hpp"
 #include "memory.hpp"
 #include "net/any_stream.hpp"
@@ -94,13 +95,12 @@ class SessionConnection : public std::enable_shared_from_this<SessionConnection>
   MemoryCharge receiving_;  // the message being received, charged to the host as it arrives
   std::deque<Outgoing> writes_;
   std::vector<boost::asio::const_buffer> write_buffers_;
-  // Tagged framing: the session's profile (from the handshake on), the bytes of the segmented
-  // message being received still to come and where its current segment starts; on the way out,
-  // the websocket messages of the answer being written and its head.
+  // Tagged framing: the session's profile (from the handshake on) and the segmented message
+  // being received; on the way out, the websocket messages of the answer being written and its
+  // head.
   const ir::ProtocolProfile* profile_ = nullptr;
   bool tagged_writes_ = false;
-  std::uint64_t segment_left_ = 0;
-  std::size_t segment_start_ = 0;
+  framing::Reassembly reassembly_;
   std::vector<std::vector<boost::asio::const_buffer>> pieces_;
   std::size_t piece_ = 0;
   std::array<std::uint8_t, 9> head_{};

@@ -38,7 +38,7 @@ FederationMember member(std::uint32_t rank, std::uint32_t devices) {
 
 TEST(MemberRecord, RoundTripsSignedWithTheToken) {
   const std::string token = "secret";
-  const auto text = encode_member_record(member(1, 2), 3, token);
+  const auto text = encode_member_record(member(1, 2), 3, token).value();
   auto back = decode_member_record(text, 1, 3, token);
   ASSERT_TRUE(back) << back.error().what();
   EXPECT_EQ(back.value().address, "ws://127.0.0.1:4001");
@@ -47,12 +47,12 @@ TEST(MemberRecord, RoundTripsSignedWithTheToken) {
 }
 
 TEST(MemberRecord, RefusesAnotherTokenNoTokenAndTampering) {
-  const auto signed_text = encode_member_record(member(1, 1), 2, std::string("a"));
+  const auto signed_text = encode_member_record(member(1, 1), 2, std::string("a")).value();
   auto other = decode_member_record(signed_text, 1, 2, std::string("b"));
   ASSERT_FALSE(other);
   EXPECT_NE(other.error().what().find("token"), std::string::npos) << other.error().what();
   EXPECT_FALSE(decode_member_record(signed_text, 1, 2, std::nullopt));
-  const auto unsigned_text = encode_member_record(member(1, 1), 2, std::nullopt);
+  const auto unsigned_text = encode_member_record(member(1, 1), 2, std::nullopt).value();
   EXPECT_TRUE(decode_member_record(unsigned_text, 1, 2, std::nullopt));
   EXPECT_FALSE(decode_member_record(unsigned_text, 1, 2, std::string("a")));
   // Redirecting a member's sessions elsewhere breaks its signature.
@@ -62,7 +62,7 @@ TEST(MemberRecord, RefusesAnotherTokenNoTokenAndTampering) {
 }
 
 TEST(MemberRecord, RefusesAnotherRankOrWorldAndMalformedText) {
-  const auto text = encode_member_record(member(1, 1), 2, std::nullopt);
+  const auto text = encode_member_record(member(1, 1), 2, std::nullopt).value();
   EXPECT_FALSE(decode_member_record(text, 0, 2, std::nullopt));
   auto world = decode_member_record(text, 1, 3, std::nullopt);
   ASSERT_FALSE(world);
@@ -74,8 +74,7 @@ TEST(MemberRecord, RefusesAnotherRankOrWorldAndMalformedText) {
   auto no_devices = member(1, 1);
   no_devices.device_count = 0;
   no_devices.device_names.clear();
-  EXPECT_FALSE(
-      decode_member_record(encode_member_record(no_devices, 2, std::nullopt), 1, 2, std::nullopt));
+  EXPECT_FALSE(encode_member_record(no_devices, 2, std::nullopt));
 }
 
 std::uint16_t free_port() {

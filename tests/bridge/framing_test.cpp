@@ -110,5 +110,65 @@ TEST(Framing, HeadsAreReadAsBurnsClientReadsThem) {
   EXPECT_FALSE(parse_head(whole + 1, 2));
 }
 
+// The receiving side, as the session drives it: heads, segments and the read limits between them.
+TEST(Reassembly, AWholeMessageIsDispatchedAndTheNextReadIsAHeadAgain) {
+  Reassembly r(1 << 20);
+  EXPECT_FALSE(r.in_message());
+  EXPECT_EQ(r.read_limit(), kMaxHead);
+  const std::uint8_t whole[] = {kWholeTag, 0x91, 0x01};
+  const auto step = r.on_head(whole, sizeof(whole));
+  EXPECT_EQ(step.kind, Reassembly::HeadStep::Kind::kWhole);
+  EXPECT_EQ(step.length, 2u);
+  EXPECT_FALSE(r.in_message());
+  EXPECT_EQ(r.read_limit(), kMaxHead);
+}
+
+TEST(Reassembly, SegmentsAreReadUpToWhatIsLeftThenTheMessageIsComplete) {
+  using Segment = Reassembly::SegmentStep::Kind;
+  const std::uint64_t length = 2 * kMaxFrame + 5;
+  Reassembly r(4 * kMaxFrame);
+  std::uint8_t head[9] = {kSegmentedTag};
+  for (int i = 0; i < 8; ++i) head[1 + i] = static_cast<std::uint8_t>(length >> (8 * i));
+  const auto step = r.on_head(head, sizeof(head));
+  ASSERT_EQ(step.kind, Reassembly::HeadStep::Kind::kSegmented);
+  EXPECT_EQ(step.length, length);
+  EXPECT_TRUE(r.in_message());
+  EXPECT_EQ(r.read_limit(), kMaxFrame);
+  EXPECT_EQ(r.received(), 0u);
+  EXPECT_EQ(r.on_segment(kMaxFrame).kind, Segment::kMore);
+  EXPECT_EQ(r.received(), kMaxFrame);
+  EXPECT_EQ(r.on_segment(kMaxFrame - 1).kind, Segment::kMore);
+  EXPECT_EQ(r.read_limit(), 6u);
+  EXPECT_EQ(r.on_segment(6).kind, Segment::kComplete);
+  EXPECT_FALSE(r.in_message());
+  EXPECT_EQ(r.read_limit(), kMaxHead);
+}
+
+TEST(Reassembly, RefusesAnEmptySegmentABadHeadAndALengthOverTheLimit) {
+  using Head = Reassembly::HeadStep::Kind;
+  Reassembly r(1000);
+  const std::uint8_t over[9] = {kSegmentedTag, 0xe9, 0x03};  // 1001 bytes
+  const auto big = r.on_head(over, sizeof(over));
+  EXPECT_EQ(big.kind, Head::kTooBig);
+  EXPECT_EQ(big.length, 1001u);
+  EXPECT_FALSE(r.in_message());
+  const std::uint8_t bad[] = {2, 0};
+  const auto rejected = r.on_head(bad, sizeof(bad));
+  EXPECT_EQ(rejected.kind, Head::kReject);
+  EXPECT_EQ(rejected.reason, "a message head with tag 2 and 1 bytes");
+  EXPECT_EQ(r.on_head(bad, 0).kind, Head::kReject);
+  const std::uint8_t fits[9] = {kSegmentedTag, 0xe8, 0x03};  // 1000 bytes
+  ASSERT_EQ(r.on_head(fits, sizeof(fits)).kind, Head::kSegmented);
+  EXPECT_EQ(r.on_segment(10).kind, Reassembly::SegmentStep::Kind::kMore);
+  const auto empty = r.on_segment(0);
+  EXPECT_EQ(empty.kind, Reassembly::SegmentStep::Kind::kReject);
+  EXPECT_EQ(empty.reason, "an empty frame in the middle of a message");
+  EXPECT_FALSE(r.in_message());
+  // What read_limit() keeps out is refused too, should it arrive.
+  ASSERT_EQ(r.on_head(fits, sizeof(fits)).kind, Head::kSegmented);
+  EXPECT_EQ(r.on_segment(1001).kind, Reassembly::SegmentStep::Kind::kReject);
+  EXPECT_FALSE(r.in_message());
+}
+
 }  // namespace
 }  // namespace tb::bridge::framing
