@@ -1,5 +1,6 @@
 #include "executor.hpp"
 
+#include <ATen/core/LegacyTypeDispatch.h>
 #include <ATen/detail/CUDAHooksInterface.h>
 #include <fmt/format.h>
 
@@ -204,6 +205,7 @@ void LibTorchExecutor::flush_run() {
   const auto started = profile_ ? OpProfile::Clock::now() : OpProfile::Clock::time_point();
   const std::size_t ops = run_.size();
   const Status ran = aten_guard("running a graph's element-wise ops", [&] {
+    at::AutoDispatchBelowADInplaceOrView below_autograd;  // as every op but a model's (run())
     run_.flush(handles_);
     return ok();
   });
@@ -305,7 +307,17 @@ Status LibTorchExecutor::run(Context& ctx, QuantRewrite* rewrite) {
   }
   const auto& entry = lowering_table().entry(ctx.op().kind);
   if (!entry.fn) return make_error(ErrorCode::kUnsupported, "no lowering registered");
-  TB_TRY(aten_guard("", [&] { return entry.fn(ctx, ctx.op()); }));
+  const auto lower = [&] { return entry.fn(ctx, ctx.op()); };
+  if (ctx.op().category() == ir::OpCategory::Custom) {
+    // A Torch model may train: autograd must see its ops.
+    TB_TRY(aten_guard("", lower));
+  } else {
+    // Burn's client differentiates its programs itself, so the host's ops never need autograd:
+    // dispatching straight to the kernels skips ATen's autograd and view-tracking layers on
+    // every op (their bookkeeping showed in the per-op cost of Burn's LU).
+    at::AutoDispatchBelowADInplaceOrView below_autograd;
+    TB_TRY(aten_guard("", lower));
+  }
   for (const ir::TensorIr* o : rewrite ? rewrite->plain_outputs() : scratch_->outputs) {
     if (!ctx.produced_output(o->id.value)) {
       return make_error(ErrorCode::kInternal, "the lowering did not produce output #{}",
