@@ -423,7 +423,7 @@ Status lower_Base_Empty(OpContext& ctx, const ir::CreationOpIr& op) {
 }
 
 Status lower_Base_Zeros(OpContext& ctx, const ir::CreationOpIr& op) {
-  return ctx.out(op.out, at::zeros(dims_of(op.out), ctx.options(op.out.dtype)));
+  return ctx.out(op.out, small_cpu::zeros(dims_of(op.out), ctx.options(op.out.dtype)));
 }
 
 Status lower_Base_Ones(OpContext& ctx, const ir::CreationOpIr& op) {

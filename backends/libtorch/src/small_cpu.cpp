@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 #include <c10/util/SmallVector.h>
+#include <c10/util/accumulate.h>
 
 namespace tb::backend::libtorch::small_cpu {
 
@@ -116,6 +118,17 @@ std::optional<at::Tensor> arg_extremum(const at::Tensor& x, std::int64_t dim, bo
     arg_dispatch(x, dim, max, out.data_ptr<std::int64_t>());
   }
   return out;
+}
+
+at::Tensor zeros(at::IntArrayRef sizes, const at::TensorOptions& options) {
+  if (options.device().is_cpu() && options.layout() == at::kStrided &&
+      c10::multiply_integers(sizes) <= kMaxElements) {
+    at::Tensor t = at::empty(sizes, options);
+    // All-zero bits are zero in every dtype a tensor is created in (IEEE +0.0, integers, false).
+    if (t.nbytes() > 0) std::memset(t.data_ptr(), 0, t.nbytes());
+    return t;
+  }
+  return at::zeros(sizes, options);
 }
 
 }  // namespace tb::backend::libtorch::small_cpu

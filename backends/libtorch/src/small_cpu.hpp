@@ -25,4 +25,9 @@ std::pair<std::int64_t, std::int64_t> value_range(const at::Tensor& t);
 std::optional<at::Tensor> arg_extremum(const at::Tensor& x, std::int64_t dim, bool max,
                                        at::ScalarType index);
 
+// at::zeros, with the memory of a small CPU tensor cleared by memset rather than by a fill
+// kernel: Burn's autodiff makes a zero tensor for every slice it differentiates (CTC's backward
+// makes thousands of [2, 129] ones), and the fill's TensorIterator cost more than the memset.
+at::Tensor zeros(at::IntArrayRef sizes, const at::TensorOptions& options);
+
 }  // namespace tb::backend::libtorch::small_cpu

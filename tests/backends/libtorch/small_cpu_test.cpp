@@ -71,5 +71,24 @@ TEST(SmallCpu, ValueRangeReadsThroughStrides) {
             std::make_pair(std::int64_t{7}, std::int64_t{7}));
 }
 
+TEST(SmallCpu, ZerosAreAtensZeros) {
+  for (const auto dtype : {at::kFloat, at::kDouble, at::kHalf, at::kBFloat16, at::kInt, at::kLong,
+                           at::kShort, at::kChar, at::kByte, at::kBool}) {
+    for (const std::vector<std::int64_t>& sizes :
+         {std::vector<std::int64_t>{2, 129}, {0, 3}, {}, {small_cpu::kMaxElements + 1}}) {
+      const auto options = at::TensorOptions().dtype(dtype);
+      // Memory that held something else first: a reused block must be cleared too.
+      { at::full(sizes, 1, options); }
+      const at::Tensor z = small_cpu::zeros(sizes, options);
+      EXPECT_EQ(z.scalar_type(), dtype);
+      EXPECT_EQ(z.sizes(), at::IntArrayRef(sizes));
+      EXPECT_TRUE(at::equal(z, at::zeros(sizes, options))) << dtype;
+      if (z.is_floating_point() && z.numel() > 0) {
+        EXPECT_FALSE(at::signbit(z).any().item<bool>()) << "+0.0, not -0.0";
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace tb::backend::libtorch
