@@ -27,9 +27,10 @@ Reassembly::HeadStep Reassembly::on_head(const std::uint8_t* data, std::size_t s
   auto parsed = parse_head(data, size);
   if (!parsed) return {HeadStep::Kind::kReject, 0, parsed.error().what()};
   const std::uint64_t length = parsed.value().length;
-  if (parsed.value().whole) return {HeadStep::Kind::kWhole, length, {}};
-  // The declared length is checked before the session commits any memory to it.
+  // The host's limit holds for a whole message too (it may be set below 64 KiB); a segmented
+  // message's declared length is checked before the session commits any memory to it.
   if (length > max_) return {HeadStep::Kind::kTooBig, length, {}};
+  if (parsed.value().whole) return {HeadStep::Kind::kWhole, length, {}};
   length_ = left_ = length;
   return {HeadStep::Kind::kSegmented, length, {}};
 }

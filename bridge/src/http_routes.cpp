@@ -89,10 +89,7 @@ void HttpConnection::route() {
     }
     return respond(req, http::status::forbidden, "text/plain", *why + "\n");
   }
-  const bool upgrade = websocket::is_upgrade(req);
-  // The websocket stream keeps its own timers; the HTTP read's must not close it later.
-  if (upgrade) stream_.expires_never();
-  const Route route = route_of(req.method(), req.target(), upgrade);
+  const Route route = route_of(req.method(), req.target(), websocket::is_upgrade(req));
   if (route.kind == RouteKind::kSession || route.kind == RouteKind::kData) {
     bool header_ok = false;
     if (host_.options.auth_token) {
@@ -100,6 +97,9 @@ void HttpConnection::route() {
       header_ok = constant_time_equal(auth, "Bearer " + *host_.options.auth_token);
     }
     if (route.kind == RouteKind::kSession) {
+      // The websocket stream keeps its own timers; the HTTP read's must not close it later.
+      // (Every other answer, a refusal included, is written under the read's deadline.)
+      stream_.expires_never();
       auto scope = relayed_scope(host_, req, header_ok, address_of(stream_.socket()));
       std::make_shared<SessionConnection>(host_, std::move(stream_), std::move(slot_), header_ok,
                                           std::move(scope))
@@ -113,6 +113,7 @@ void HttpConnection::route() {
       return respond(req, http::status::service_unavailable, "text/plain",
                      "too many /data connections\n");
     }
+    stream_.expires_never();
     // A member: with a token, one that presented it; without, one at a member's address.
     const bool member = host_.options.federation &&
                         (host_.options.auth_token ? header_ok

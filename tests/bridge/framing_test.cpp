@@ -170,5 +170,16 @@ TEST(Reassembly, RefusesAnEmptySegmentABadHeadAndALengthOverTheLimit) {
   EXPECT_FALSE(r.in_message());
 }
 
+TEST(Reassembly, AWholeMessageOverTheLimitIsRefusedToo) {
+  // --max-message-bytes may be below the 64 KiB a whole message can hold.
+  Reassembly r(1000);
+  std::vector<std::uint8_t> whole(1 + 1001, 0x90);
+  whole[0] = kWholeTag;
+  const auto over = r.on_head(whole.data(), whole.size());
+  EXPECT_EQ(over.kind, Reassembly::HeadStep::Kind::kTooBig);
+  EXPECT_EQ(over.length, 1001u);
+  EXPECT_EQ(r.on_head(whole.data(), whole.size() - 1).kind, Reassembly::HeadStep::Kind::kWhole);
+}
+
 }  // namespace
 }  // namespace tb::bridge::framing
