@@ -416,13 +416,13 @@ fn main() {
 
     if let Some(only) = &args.only {
         assert_eq!(only, "opbound", "--only supports opbound and heavy");
+        // Each repetition's µs per op on every host, for finding slow modes.
         for rep in 0..args.reps {
-            for s in suites.iter_mut() {
-                s.opbound.run();
-            }
-            if rep % 100 == 99 {
-                eprintln!("remote_bench: {} opbound repetitions done", rep + 1);
-            }
+            let per_op: Vec<String> = suites
+                .iter_mut()
+                .map(|s| format!("{:.2}", s.opbound.run().0 * 1e6 / CHAIN_OPS as f64))
+                .collect();
+            eprintln!("remote_bench: opbound rep {rep} us/op {}", per_op.join(" "));
         }
         return;
     }
