@@ -214,7 +214,7 @@ TEST(ModelRepository, NothingOutsideTheRepositoryIsNamed) {
   Served s(dir);
   s.start();
   const std::string escape = fs::relative(outside.root() / "secret", dir.root()).string();
-  for (const std::string name :
+  for (const std::string& name :
        {std::string(".."), std::string("../plus"), std::string("%2E%2E"), std::string("a/b"),
         std::string(""), std::string(".plus"), escape, outside.root().string() + "/secret"}) {
     SCOPED_TRACE(name);

@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "lower_families.hpp"
+#include "small_cpu.hpp"
 
 namespace tb::backend::libtorch {
 
@@ -97,6 +98,18 @@ Status lower_Float_IntoInt(OpContext& ctx, const ir::CastOpIr& op) {
 }
 
 // ---- Matmul, Cross -----------------------------------------------------------------------------
+
+Status lower_Float_IsInf(OpContext& ctx, const ir::UnaryOpIr& op) {
+  const at::Tensor x = widen(ctx.in(op.input));
+  if (auto inf = small_cpu::float_test(x, small_cpu::FloatTest::kInf)) return ctx.out(op.out, *inf);
+  return ctx.out(op.out, at::isinf(x));
+}
+
+Status lower_Float_IsNan(OpContext& ctx, const ir::UnaryOpIr& op) {
+  const at::Tensor x = widen(ctx.in(op.input));
+  if (auto nan = small_cpu::float_test(x, small_cpu::FloatTest::kNan)) return ctx.out(op.out, *nan);
+  return ctx.out(op.out, at::isnan(x));
+}
 
 Status lower_Float_Matmul(OpContext& ctx, const ir::MatmulOpIr& op) {
   const at::Tensor& lhs = ctx.in(op.lhs);

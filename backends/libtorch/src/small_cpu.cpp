@@ -95,7 +95,42 @@ void arg_dispatch(const at::Tensor& x, std::int64_t dim, bool max, I* out) {
   }
 }
 
+// The positions of every dim of `x`, outermost first (no dim for a scalar).
+void dims_of(const at::Tensor& x, Dims& sizes, Dims& strides) {
+  for (std::int64_t d = 0; d < x.dim(); ++d) {
+    sizes.push_back(x.size(d));
+    strides.push_back(x.stride(d));
+  }
+}
+
+template <class T>
+void test_loop(const at::Tensor& x, FloatTest test, bool* out) {
+  Dims sizes, strides;
+  dims_of(x, sizes, strides);
+  const T* p = x.data_ptr<T>();
+  if (test == FloatTest::kInf) {
+    for_each_offset(sizes, strides, [&](std::int64_t offset) { *out++ = std::isinf(p[offset]); });
+  } else {
+    for_each_offset(sizes, strides, [&](std::int64_t offset) { *out++ = std::isnan(p[offset]); });
+  }
+}
+
 }  // namespace
+
+std::optional<at::Tensor> float_test(const at::Tensor& x, FloatTest test) {
+  const auto type = x.scalar_type();
+  if (!x.device().is_cpu() || (type != at::kFloat && type != at::kDouble) || x.numel() == 0 ||
+      x.numel() > kMaxElements) {
+    return std::nullopt;
+  }
+  at::Tensor out = at::empty(x.sizes(), at::TensorOptions().dtype(at::kBool));
+  if (type == at::kFloat) {
+    test_loop<float>(x, test, out.data_ptr<bool>());
+  } else {
+    test_loop<double>(x, test, out.data_ptr<bool>());
+  }
+  return out;
+}
 
 std::pair<std::int64_t, std::int64_t> value_range(const at::Tensor& t) {
   return t.scalar_type() == at::kLong ? range_of<std::int64_t>(t) : range_of<std::int32_t>(t);

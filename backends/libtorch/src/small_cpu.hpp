@@ -25,6 +25,12 @@ std::pair<std::int64_t, std::int64_t> value_range(const at::Tensor& t);
 std::optional<at::Tensor> arg_extremum(const at::Tensor& x, std::int64_t dim, bool max,
                                        at::ScalarType index);
 
+// at::isinf / at::isnan of a small f32 or f64 CPU tensor, as one loop (ATen computes isinf as
+// `abs() == inf`, two kernels and two allocations: a quarter of the host's time in Burn's QR,
+// which tests every column for both). Nullopt where the loop does not apply.
+enum class FloatTest { kInf, kNan };
+std::optional<at::Tensor> float_test(const at::Tensor& x, FloatTest test);
+
 // at::zeros, with the memory of a small CPU tensor cleared by memset rather than by a fill
 // kernel: Burn's autodiff makes a zero tensor for every slice it differentiates (CTC's backward
 // makes thousands of [2, 129] ones), and the fill's TensorIterator cost more than the memset.

@@ -71,6 +71,28 @@ TEST(SmallCpu, ValueRangeReadsThroughStrides) {
             std::make_pair(std::int64_t{7}, std::int64_t{7}));
 }
 
+TEST(SmallCpu, IsInfAndIsNanMatchAtenInEveryLayout) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const double inf = std::numeric_limits<double>::infinity();
+  const at::Tensor base =
+      at::tensor({1.0, inf, -inf, nan, -0.0, 3e38, 1e308, -inf, 0.5, inf, nan, 2.0}, at::kDouble)
+          .view({3, 4});
+  for (const auto& x : {base, base.to(at::kFloat), base.t(), base.to(at::kFloat).slice(1, 1, 4, 2),
+                        base.select(0, 0).expand({2, 4}), base[1][1]}) {
+    for (const auto test : {small_cpu::FloatTest::kInf, small_cpu::FloatTest::kNan}) {
+      const auto ours = small_cpu::float_test(x, test);
+      ASSERT_TRUE(ours.has_value());
+      EXPECT_EQ(ours->scalar_type(), at::kBool);
+      const at::Tensor aten = test == small_cpu::FloatTest::kInf ? at::isinf(x) : at::isnan(x);
+      EXPECT_TRUE(at::equal(*ours, aten)) << x << *ours;
+    }
+  }
+  const auto test = small_cpu::FloatTest::kInf;
+  EXPECT_FALSE(small_cpu::float_test(at::ones({3}, at::kHalf), test));
+  EXPECT_FALSE(small_cpu::float_test(at::ones({0}), test));
+  EXPECT_FALSE(small_cpu::float_test(at::ones({small_cpu::kMaxElements + 1}), test));
+}
+
 TEST(SmallCpu, ZerosAreAtensZeros) {
   for (const auto dtype : {at::kFloat, at::kDouble, at::kHalf, at::kBFloat16, at::kInt, at::kLong,
                            at::kShort, at::kChar, at::kByte, at::kBool}) {
