@@ -7,6 +7,16 @@
 namespace tb::bridge {
 namespace {
 
+// Rank 1 of 2, serving one CPU device.
+FederationMember one_cpu_member() {
+  FederationMember m;
+  m.rank = 1;
+  m.address = "ws://127.0.0.1:4001";
+  m.device_count = 1;
+  m.device_names = {"cpu"};
+  return m;
+}
+
 TEST(ParseRank, TakesTheDecimalAMemberWrites) {
   for (std::uint32_t rank : {0u, 1u, 7u, 10u, 4095u}) {
     auto parsed = parse_rank(std::to_string(rank), 4096);
@@ -37,11 +47,7 @@ TEST(ParseRank, RefusesWhatIsNotExactlyARankOfTheFederation) {
 // "devices 1\0\0", " 1" and "+1" all read as 1: one member had many records, and what a record
 // said was not what its bytes said. A record is now its member's canonical text alone.
 TEST(MemberRecord, TheDeviceCountIsItsDecimalAlone) {
-  FederationMember m;
-  m.rank = 1;
-  m.address = "ws://127.0.0.1:4001";
-  m.device_count = 1;
-  m.device_names = {"cpu"};
+  const FederationMember m = one_cpu_member();
   const std::string text = encode_member_record(m, 2, std::nullopt).value();
   ASSERT_TRUE(decode_member_record(text, 1, 2, std::nullopt));
   const std::string line = "devices 1\n";
@@ -57,11 +63,7 @@ TEST(MemberRecord, TheDeviceCountIsItsDecimalAlone) {
 // Found by fuzz/store_fuzzer.cpp: a signature that did not start a line of its own was taken, so
 // "device cpumac -" read as the device "cpu" (a second text for one record).
 TEST(MemberRecord, TheSignatureIsALineOfItsOwn) {
-  FederationMember m;
-  m.rank = 1;
-  m.address = "ws://127.0.0.1:4001";
-  m.device_count = 1;
-  m.device_names = {"cpu"};
+  const FederationMember m = one_cpu_member();
   std::string text = encode_member_record(m, 2, std::nullopt).value();
   ASSERT_TRUE(decode_member_record(text, 1, 2, std::nullopt));
   text.erase(text.rfind("\nmac -\n"), 1);
@@ -72,9 +74,7 @@ TEST(MemberRecord, TheSignatureIsALineOfItsOwn) {
 // it is, and its record read back as other lines: one name "cpu\ndevice gpu" with a count of 2
 // made a record of two devices, "cpu" and "gpu". Such a member now has no record.
 TEST(MemberRecord, AMemberWithALineBreakInANameHasNoRecord) {
-  FederationMember m;
-  m.rank = 1;
-  m.address = "ws://127.0.0.1:4001";
+  FederationMember m = one_cpu_member();
   m.device_count = 2;
   m.device_names = {"cpu\ndevice gpu"};
   EXPECT_FALSE(encode_member_record(m, 2, std::nullopt));
