@@ -1,5 +1,7 @@
 #include "executor.hpp"
 
+#include <optional>
+
 #include <ATen/core/LegacyTypeDispatch.h>
 #include <ATen/detail/CUDAHooksInterface.h>
 #include <fmt/format.h>
@@ -307,17 +309,13 @@ Status LibTorchExecutor::run(Context& ctx, QuantRewrite* rewrite) {
   }
   const auto& entry = lowering_table().entry(ctx.op().kind);
   if (!entry.fn) return make_error(ErrorCode::kUnsupported, "no lowering registered");
-  const auto lower = [&] { return entry.fn(ctx, ctx.op()); };
-  if (ctx.op().category() == ir::OpCategory::Custom) {
-    // A Torch model may train: autograd must see its ops.
-    TB_TRY(aten_guard("", lower));
-  } else {
-    // Burn's client differentiates its programs itself, so the host's ops never need autograd:
-    // dispatching straight to the kernels skips ATen's autograd and view-tracking layers on
-    // every op (their bookkeeping showed in the per-op cost of Burn's LU).
-    at::AutoDispatchBelowADInplaceOrView below_autograd;
-    TB_TRY(aten_guard("", lower));
-  }
+  // Burn's client differentiates its programs itself, so the host's ops never need autograd:
+  // dispatching straight to the kernels skips ATen's autograd and view-tracking layers on every
+  // op (their bookkeeping showed in the per-op cost of Burn's LU). A Torch model may train, so
+  // autograd sees a custom op's.
+  std::optional<at::AutoDispatchBelowADInplaceOrView> below_autograd;
+  if (ctx.op().category() != ir::OpCategory::Custom) below_autograd.emplace();
+  TB_TRY(aten_guard("", [&] { return entry.fn(ctx, ctx.op()); }));
   for (const ir::TensorIr* o : rewrite ? rewrite->plain_outputs() : scratch_->outputs) {
     if (!ctx.produced_output(o->id.value)) {
       return make_error(ErrorCode::kInternal, "the lowering did not produce output #{}",

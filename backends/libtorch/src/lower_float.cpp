@@ -97,19 +97,27 @@ Status lower_Float_IntoInt(OpContext& ctx, const ir::CastOpIr& op) {
   return ctx.out(op.out, float_to_int(ctx.in(op.input), op.out.dtype));
 }
 
-// ---- Matmul, Cross -----------------------------------------------------------------------------
+// ---- IsInf, IsNan: a loop on small CPU tensors, ATen's otherwise --------------------------------
+
+namespace {
+
+Status float_test(OpContext& ctx, const ir::UnaryOpIr& op, small_cpu::FloatTest test) {
+  const at::Tensor x = widen(ctx.in(op.input));
+  if (auto result = small_cpu::float_test(x, test)) return ctx.out(op.out, *result);
+  return ctx.out(op.out, test == small_cpu::FloatTest::kInf ? at::isinf(x) : at::isnan(x));
+}
+
+}  // namespace
 
 Status lower_Float_IsInf(OpContext& ctx, const ir::UnaryOpIr& op) {
-  const at::Tensor x = widen(ctx.in(op.input));
-  if (auto inf = small_cpu::float_test(x, small_cpu::FloatTest::kInf)) return ctx.out(op.out, *inf);
-  return ctx.out(op.out, at::isinf(x));
+  return float_test(ctx, op, small_cpu::FloatTest::kInf);
 }
 
 Status lower_Float_IsNan(OpContext& ctx, const ir::UnaryOpIr& op) {
-  const at::Tensor x = widen(ctx.in(op.input));
-  if (auto nan = small_cpu::float_test(x, small_cpu::FloatTest::kNan)) return ctx.out(op.out, *nan);
-  return ctx.out(op.out, at::isnan(x));
+  return float_test(ctx, op, small_cpu::FloatTest::kNan);
 }
+
+// ---- Matmul, Cross -----------------------------------------------------------------------------
 
 Status lower_Float_Matmul(OpContext& ctx, const ir::MatmulOpIr& op) {
   const at::Tensor& lhs = ctx.in(op.lhs);
