@@ -4,10 +4,13 @@
 //! the host (`classifier::functional`) and `loss.backward()` asks the host for its gradients
 //! (`classifier::backward`, LibTorch's autograd), which flow on into the Burn layer.
 //!
-//! `examples/torch_finetune/run.sh` does everything (module, host, example). By hand:
+//! `examples/torch_finetune/run.sh` does everything with the installed wheel (`PYTHON`: its venv's
+//! python): serve.py defines the MLP in PyTorch, serves it with `torchbridge.serve` (as
+//! TorchScript, the format the host trains through) and runs this program against it. By hand,
+//! with the `torchbridge` command:
 //!
-//!     build/tests/backends/libtorch/tb_make_test_modules /tmp/tb_models
-//!     build/bridge/cli/torchbridge serve --model classifier=/tmp/tb_models/mlp.pt &
+//!     python examples/torch_finetune/serve.py --export /tmp/mlp.pt
+//!     torchbridge serve --model classifier=/tmp/mlp.pt &
 //!     scripts/cargo run --release --manifest-path tests/interop/Cargo.toml --example torch_finetune
 //!
 //! `BURN_REMOTE_ADDRESS` overrides the address (default ws://127.0.0.1:3000); `TB_MODEL` the

@@ -3,10 +3,12 @@
 //! host -> a Burn loss (cross-entropy). The same program then runs on Burn's own CPU backend, with
 //! the model's math written in Burn, to show the two agree.
 //!
-//! `examples/torchscript/run.sh` does everything (module, host, example). By hand:
+//! `examples/torchscript/run.sh` does everything with the installed wheel (`PYTHON`: its venv's
+//! python): serve.py defines the module in PyTorch, serves it with `torchbridge.serve` and runs
+//! this program against it. By hand, with the `torchbridge` command:
 //!
-//!     build/tests/backends/libtorch/tb_make_test_modules /tmp/tb_models
-//!     build/bridge/cli/torchbridge serve --model classifier=/tmp/tb_models/affine.pt &
+//!     python examples/torchscript/serve.py --export /tmp/affine.pt
+//!     torchbridge serve --model classifier=/tmp/affine.pt &
 //!     scripts/cargo run --release --manifest-path tests/interop/Cargo.toml --example torchscript
 //!
 //! `BURN_REMOTE_ADDRESS` overrides the address (default ws://127.0.0.1:3000); `TB_MODEL` the
@@ -43,8 +45,8 @@ fn torch_model(name: &str, x: Tensor<2>) -> Tensor<2> {
     Tensor::from_primitive::<Remote>(outputs.remove(0))
 }
 
-/// The module's math in Burn (the weights of tb_make_test_modules' affine.pt), for the reference
-/// run on Burn's CPU backend.
+/// The module's math in Burn (the weights of serve.py's `Affine`), for the reference run on
+/// Burn's CPU backend.
 fn same_model_in_burn(x: Tensor<2>) -> Tensor<2> {
     let device = x.device();
     let w = Tensor::<2>::from_data([[1.0f32, -1.0], [0.5, 2.0], [-2.0, 0.25]], &device);

@@ -1,3 +1,5 @@
 #!/usr/bin/env bash
-# The hosted affine module (affine.pt) as "classifier", between Burn ops: examples/torchscript.
-exec "$(dirname "${BASH_SOURCE[0]}")/../with-host.sh" affine torchscript
+# The affine module defined in PyTorch (serve.py), served by the installed torchbridge as
+# "classifier" between Burn ops (main.rs). PYTHON: the python of the venv holding the wheel.
+set -euo pipefail
+exec "${PYTHON:-python3}" "$(dirname "${BASH_SOURCE[0]}")/serve.py"
