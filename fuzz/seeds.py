@@ -62,7 +62,7 @@ def record(rank, world, address, names, token):
 
 def store(root):
     # store_fuzzer's input: a mode byte (0: a store entry, 1: a body it signs, 2: an unsigned body,
-    # 3: a member to round-trip), the rank and the world size (rank + 1 + a byte % 3), the rest.
+    # 3: a member to round-trip, 4: a protocol message, 5: a frame's payload), the rank and the world size (rank + 1 + a byte % 3), the rest.
     body, text = record(1, 2, "ws://127.0.0.1:4001", ["cpu", "cuda:0"], None)
     yield "unsigned", bytes([0, 1, 0]) + text.encode()
     yield "unsigned-body", bytes([2, 1, 0]) + body.encode()
@@ -71,6 +71,21 @@ def store(root):
     yield "signed-body", bytes([1, 0, 2]) + body.encode()
     yield "rank", bytes([0, 6, 0]) + b"6"
     yield "member", bytes([3, 0, 0]) + b"ws://127.0.0.1:4001\\cpu\\cuda:0\x02\x01\x01"
+    # store_protocol.hpp: op | timeout_ms u32 | amount u64 | keys u32 (length u32 | key)... |
+    # value | expected; an answer: outcome | number u64 | bytes.
+    def field(b):
+        return struct.pack("<I", len(b)) + b
+
+    def request(op, keys, value=b"", expected=b"", timeout=0, amount=0):
+        head = struct.pack("<BIqI", op, timeout, amount, len(keys))
+        return head + b"".join(field(k) for k in keys) + field(value) + field(expected)
+
+    yield "set", bytes([4, 0, 0]) + request(1, [b"tb/member/0"], b"record")
+    yield "wait", bytes([4, 0, 0]) + request(5, [b"tb/ready/0", b"tb/ready/1"], timeout=120000)
+    yield "add", bytes([4, 0, 0]) + request(3, [b"tb/joined/1"], amount=1)
+    yield "compare-set", bytes([4, 0, 0]) + request(8, [b"k"], b"new", b"old")
+    yield "answer", bytes([4, 0, 0]) + struct.pack("<Bq", 0, 7) + field(b"value")
+    yield "frame", bytes([5, 0, 0]) + request(2, [b"tb/xfer/0000000000005eed"])
 
 
 def main():

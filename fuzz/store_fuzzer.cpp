@@ -3,11 +3,14 @@
 // that decodes is the canonical record of the member it gives (its re-encoding is the same text),
 // that a member's record is written exactly when it can be (no line break in its address or
 // names, as many names as devices) and then decodes to that member, and that a rank parses exactly
-// when it is one's decimal.
+// when it is one's decimal. And the store's own protocol (store_protocol.hpp): a request or answer
+// that decodes is the one encoding of what it decodes to, and a frame opens exactly when its
+// peer sealed it, in order.
 #include <fuzzer/FuzzedDataProvider.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -15,6 +18,7 @@
 
 #include "canonical.hpp"
 #include "member_record.hpp"
+#include "store_protocol.hpp"
 
 namespace {
 
@@ -85,16 +89,52 @@ void check_rank(const std::string& text, std::uint32_t world) {
           "a rank parsed from what is not its decimal");
 }
 
+// A message that decodes is its canonical encoding (no second spelling for the server to read).
+void decode_message(const std::string& text) {
+  namespace st = tb::bridge::store;
+  if (auto r = st::decode_request(text)) {
+    const auto again = st::encode(r.value());
+    require(std::string(again.begin(), again.end()) == text, "a request with a second spelling");
+  }
+  if (auto r = st::decode_response(text)) {
+    const auto again = st::encode(r.value());
+    require(std::string(again.begin(), again.end()) == text, "an answer with a second spelling");
+  }
+}
+
+// A frame the peer sealed opens, once and in order; bytes nobody sealed do not.
+void open_frames(const std::string& text) {
+  namespace st = tb::bridge::store;
+  const st::Key key = st::store_key(kToken);
+  st::FrameKey sender(key), receiver(key), stranger(key);
+  const st::Bytes payload(text.begin(), text.end());
+  const st::Bytes frame = sender.seal(payload);
+  require(st::frame_length(frame.data()) == payload.size(), "a frame declares another length");
+  const std::string_view body(reinterpret_cast<const char*>(frame.data()) + 4, payload.size());
+  const auto opened = receiver.open(body, frame.data() + 4 + payload.size());
+  require(opened && opened.value() == text, "a sealed frame does not open to its payload");
+  require(!receiver.open(body, frame.data() + 4 + payload.size()), "a replayed frame opened");
+  if (text.size() >= st::kMacBytes) {  // the input as a frame: payload, then 16 bytes of MAC
+    const std::string_view forged(text.data(), text.size() - st::kMacBytes);
+    const auto* mac = reinterpret_cast<const std::uint8_t*>(text.data()) + forged.size();
+    st::FrameKey sealer(key);
+    const st::Bytes real = sealer.seal(st::Bytes(forged.begin(), forged.end()));
+    const bool genuine = std::equal(mac, mac + st::kMacBytes, real.end() - st::kMacBytes);
+    require(static_cast<bool>(stranger.open(forged, mac)) == genuine,
+            "a frame nobody sealed opened, or a sealed one did not");
+  }
+}
+
 }  // namespace
 
 // Input: a mode byte, a rank byte (% 10), a byte giving the world size (rank + 1 + byte % 3), then
-// the entry, the body or (mode 3) what the member is made of.
+// the entry, the body, (mode 3) what the member is made of, or (modes 4 and 5) a store message.
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size < 3) return 0;
   const std::uint32_t rank = data[1] % 10;
   const std::uint32_t world = rank + 1 + data[2] % 3;
   const std::string rest(reinterpret_cast<const char*>(data) + 3, size - 3);
-  switch (data[0] % 4) {
+  switch (data[0] % 6) {
     case 0:  // a store entry as it is, unsigned and under a token
       decode_record(rest, rank, world, std::nullopt);
       decode_record(rest, rank, world, kToken);
@@ -106,6 +146,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       break;
     case 2:  // an unsigned body
       decode_record(rest + "mac -\n", rank, world, std::nullopt);
+      break;
+    case 4:  // a request or an answer of the store's protocol
+      decode_message(rest);
+      break;
+    case 5:  // a frame's payload
+      open_frames(rest);
       break;
     default: {
       FuzzedDataProvider in(data + 3, size - 3);

@@ -2,14 +2,8 @@
 // (a store that does not answer, a peer that went away, a timeout) by throwing.
 #include "torchbridge/bridge/c10d_federation.hpp"
 
-#include <netdb.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
 #include <condition_variable>
-#include <cstring>
 #include <map>
 #include <mutex>
 #include <thread>
@@ -18,6 +12,7 @@
 #include <spdlog/spdlog.h>
 
 #include "member_record.hpp"
+#include "net/tls.hpp"
 
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
@@ -28,7 +23,9 @@
 #include <torch/version.h>
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
-#include <torch/csrc/distributed/c10d/TCPStore.hpp>
+
+#include "store_client.hpp"
+#include "store_server.hpp"
 #endif
 
 namespace tb::bridge {
@@ -78,10 +75,11 @@ Result<at::ScalarType> scalar_type(const ir::DType& dtype) {
 
 class C10dMember final : public C10dFederation {
  public:
-  C10dMember(FederationOptions options, c10::intrusive_ptr<c10d::Store> store,
-             c10::intrusive_ptr<c10d::Store> transfers, std::vector<FederationMember> members,
-             std::string transfer_secret)
-      : options_(std::move(options)),
+  C10dMember(FederationOptions options, std::unique_ptr<store::Server> server,
+             c10::intrusive_ptr<store::Client> store, c10::intrusive_ptr<store::Client> transfers,
+             std::vector<FederationMember> members, std::string transfer_secret)
+      : server_(std::move(server)),
+        options_(std::move(options)),
         store_(std::move(store)),
         transfers_(std::move(transfers)),
         members_(std::move(members)),
@@ -256,8 +254,10 @@ class C10dMember final : public C10dFederation {
                                   bool take) {
     try {
       const auto deadline = std::chrono::steady_clock::now() + timeout;
+      // Each query is bounded by the lookup's timeout too, not the store's (the join's).
+      const auto store = transfers_->scoped(std::max(timeout, std::chrono::milliseconds(1)));
       auto pause = std::chrono::milliseconds(1);
-      while (!transfers_->check({name})) {
+      while (!store->check({name})) {
         {
           std::lock_guard lock(mutex_);
           if (stopping_) return make_error(ErrorCode::kIo, "the host is stopping");
@@ -268,8 +268,8 @@ class C10dMember final : public C10dFederation {
         std::this_thread::sleep_for(pause);
         pause = std::min(pause * 2, std::chrono::milliseconds(20));
       }
-      const auto value = transfers_->get(name);
-      if (take) transfers_->deleteKey(name);
+      const auto value = store->get(name);
+      if (take) store->deleteKey(name);
       return parse_rank(std::string_view(reinterpret_cast<const char*>(value.data()), value.size()),
                         static_cast<std::uint32_t>(members_.size()));
     } catch (const std::exception& e) {
@@ -319,8 +319,9 @@ class C10dMember final : public C10dFederation {
       }
       try {
         incarnation = store_->add(fmt::format("tb/pg/{}/incarnation", key), 0);
+        // Gloo's rendezvous waits on the store: bounded by this all-reduce's timeout.
         auto prefixed = c10::make_intrusive<c10d::PrefixStore>(
-            fmt::format("tb/pg/{}/{}", key, incarnation), store_);
+            fmt::format("tb/pg/{}/{}", key, incarnation), store_->scoped(timeout));
         auto opts = c10d::ProcessGroupGloo::Options::create(timeout);
         opts->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname(gloo_host()));
         pg = c10::make_intrusive<c10d::ProcessGroupGloo>(
@@ -372,9 +373,10 @@ class C10dMember final : public C10dFederation {
     return host.substr(0, host.rfind(':'));
   }
 
+  const std::unique_ptr<store::Server> server_;  // rank 0's; destroyed after everything using it
   const FederationOptions options_;
-  c10::intrusive_ptr<c10d::Store> store_;
-  c10::intrusive_ptr<c10d::Store> transfers_;  // the same store, a connection for transfers
+  c10::intrusive_ptr<store::Client> store_;
+  c10::intrusive_ptr<store::Client> transfers_;  // the same store, a connection for transfers
   const std::vector<FederationMember> members_;
   const std::string transfer_secret_;
   std::mutex mutex_;
@@ -384,43 +386,6 @@ class C10dMember final : public C10dFederation {
 };
 
 }  // namespace
-
-#if TORCH_VERSION_MAJOR >= 2
-// A listening socket on exactly `host`:`port`, for rank 0's store. c10d's TCPStore server binds
-// every interface (`::`) whatever host it is given; handed a socket of our own, it serves only
-// where the federation was told (issue 39, finding 8).
-Result<int> store_listener(const std::string& host, std::uint16_t port) {
-  addrinfo hints{};
-  hints.ai_family = AF_UNSPEC;
-  hints.ai_socktype = SOCK_STREAM;
-  hints.ai_flags = AI_NUMERICSERV;
-  addrinfo* found = nullptr;
-  const std::string service = std::to_string(port);
-  if (const int rc = getaddrinfo(host.c_str(), service.c_str(), &hints, &found); rc != 0) {
-    return make_error(ErrorCode::kIo, "federation: cannot resolve the store's host {}: {}", host,
-                      gai_strerror(rc));
-  }
-  std::string why = "no address";
-  int fd = -1;
-  for (const addrinfo* a = found; a != nullptr && fd < 0; a = a->ai_next) {
-    fd = ::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
-    if (fd < 0) continue;
-    const int on = 1;
-    ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof on);
-    if (::bind(fd, a->ai_addr, a->ai_addrlen) != 0 || ::listen(fd, SOMAXCONN) != 0) {
-      why = std::strerror(errno);
-      ::close(fd);
-      fd = -1;
-    }
-  }
-  freeaddrinfo(found);
-  if (fd < 0) {
-    return make_error(ErrorCode::kIo, "federation: cannot listen on {}:{} for the store: {}", host,
-                      port, why);
-  }
-  return fd;
-}
-#endif
 
 // The members' transfer secret (Federation::transfer_secret). With a token it is derived from the
 // token and never crosses the network; without one, rank 0 draws 32 random bytes and the others
@@ -465,27 +430,24 @@ Result<std::shared_ptr<C10dFederation>> join_federation(const FederationOptions&
   if (options.device_names.empty()) {
     return make_error(ErrorCode::kInvalidArgument, "federation: a member serves no device");
   }
-  c10::intrusive_ptr<c10d::Store> store, transfers;
-  c10d::TCPStoreOptions so;
-#if TORCH_VERSION_MAJOR >= 2  // LibTorch 1.13's store cannot take a socket: it binds every address
+  // Without a token the store's key is public (store_protocol.hpp): whoever reaches the store
+  // joins it, so it may only be reachable from this machine.
+  if (!options.token && !tb::net::is_loopback(options.store_host)) {
+    return make_error(ErrorCode::kInvalidArgument,
+                      "federation: the store at {}:{} is not on a loopback address, and without "
+                      "--auth-token-file anyone who reaches it could write the federation's "
+                      "records; give every member the same token file",
+                      options.store_host, options.store_port);
+  }
+  std::unique_ptr<store::Server> server;
   if (options.rank == 0) {
-    TB_TRY_ASSIGN(const int fd, store_listener(options.store_host, options.store_port));
-    so.masterListenFd = fd;  // the store's server takes it over
+    TB_TRY_ASSIGN(server,
+                  store::Server::start(options.store_host, options.store_port, options.token));
   }
-#endif
-  try {
-    so.port = options.store_port;
-    so.isServer = options.rank == 0;
-    so.waitWorkers = false;
-    so.timeout = options.timeout;
-    store = c10::make_intrusive<c10d::TCPStore>(options.store_host, so);
-    so.isServer = false;
-    transfers = c10::make_intrusive<c10d::TCPStore>(options.store_host, so);
-  } catch (const std::exception& e) {
-    return make_error(ErrorCode::kIo, "federation: cannot {} the store at {}:{}: {}",
-                      options.rank == 0 ? "serve" : "reach", options.store_host, options.store_port,
-                      first_line(e));
-  }
+  auto store = c10::make_intrusive<store::Client>(options.store_host, options.store_port,
+                                                  options.token, options.timeout);
+  auto transfers = c10::make_intrusive<store::Client>(options.store_host, options.store_port,
+                                                      options.token, options.timeout);
   std::vector<FederationMember> members(options.world_size);
   try {
     // A rank joins once: a member that comes back (or a second process given the same rank) is
@@ -522,8 +484,9 @@ Result<std::shared_ptr<C10dFederation>> join_federation(const FederationOptions&
                       options.world_size, options.timeout.count(), first_line(e));
   }
   TB_TRY_ASSIGN(std::string secret, shared_transfer_secret(*store, options));
-  return std::shared_ptr<C10dFederation>(std::make_shared<C10dMember>(
-      options, std::move(store), std::move(transfers), std::move(members), std::move(secret)));
+  return std::shared_ptr<C10dFederation>(
+      std::make_shared<C10dMember>(options, std::move(server), std::move(store),
+                                   std::move(transfers), std::move(members), std::move(secret)));
 }
 
 #endif

@@ -1,4 +1,4 @@
-// Joining a federation on torch.distributed's c10d: members meet through a TCPStore (rank 0 serves
+// Joining a federation on torch.distributed's c10d: members meet through a store (rank 0 serves
 // it), publish their address and devices there, and reduce across members on ProcessGroupGloo
 // groups, one per device set. Built where LibTorch ships c10d with Gloo (Debian's libtorch-dev with
 // libgloo-dev); elsewhere join_federation answers with an error saying so.
@@ -16,7 +16,8 @@
 namespace tb::bridge {
 
 struct FederationOptions {
-  // The TCPStore members meet at; rank 0 listens on it.
+  // The store members meet at (bridge/federation/store_server.hpp); rank 0 listens on it. Without
+  // a token it must be a loopback address.
   std::string store_host = "127.0.0.1";
   std::uint16_t store_port = 29500;
   std::uint32_t rank = 0;

@@ -3,7 +3,7 @@
 // member that owns a device serves its sessions, and the others relay them (docs/federation.md).
 //
 // The host sees a federation through this interface alone: tb_federation implements it on
-// torch.distributed's c10d (TCPStore to meet, ProcessGroupGloo to reduce).
+// torch.distributed's c10d (ProcessGroupGloo to reduce), meeting at an authenticated store.
 #pragma once
 
 #include <chrono>
