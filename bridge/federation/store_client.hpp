@@ -1,7 +1,7 @@
 // A member's side of the federation's store (store_protocol.hpp), as a c10d::Store, so c10d's
 // process groups (Gloo's rendezvous) and the federation's own records use the same authenticated
 // connection. It reports failures as c10d's stores do, by throwing (std::runtime_error); the
-// federation catches them where it calls c10d.
+// federation catches them in one place (c10d_guard.hpp).
 //
 // Every call is bounded: connecting and proving the key by the store's timeout (retried while the
 // store is not up yet, as members may start before rank 0), a request by the same, and a wait by
