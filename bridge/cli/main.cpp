@@ -22,6 +22,7 @@
 #include "serve_models.hpp"
 #include "torchbridge/bridge/c10d_federation.hpp"
 #include "torchbridge/bridge/host.hpp"
+#include "torchbridge/decimal.hpp"
 #include "torchbridge/ir/profile.hpp"
 #include "torchbridge/libtorch/libtorch.hpp"
 #include "torchbridge/libtorch/models.hpp"
@@ -92,14 +93,12 @@ tb::Result<std::shared_ptr<tb::bridge::C10dFederation>> join(
                           args.federation);
   }
   f.store_host = args.federation.substr(0, colon);
-  try {
-    const unsigned long port = std::stoul(args.federation.substr(colon + 1));
-    if (port == 0 || port > 65535) throw std::out_of_range("port");
-    f.store_port = static_cast<std::uint16_t>(port);
-  } catch (const std::exception&) {
+  const auto port = tb::parse_decimal<std::uint16_t>(args.federation.substr(colon + 1));
+  if (!port || *port == 0) {
     return tb::make_error(tb::ErrorCode::kInvalidArgument, "--federation {}: not HOST:PORT",
                           args.federation);
   }
+  f.store_port = *port;
   f.rank = args.rank;
   f.world_size = args.world_size;
   f.address = args.advertise.empty() ? address : args.advertise;

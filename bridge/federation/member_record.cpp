@@ -10,6 +10,8 @@
 
 #include <fmt/format.h>
 
+#include "torchbridge/decimal.hpp"
+
 namespace tb::bridge {
 
 namespace {
@@ -40,14 +42,8 @@ std::string quoted(std::string_view text) {
 // The number `text` is the decimal of, as std::to_string writes it (digits, no sign, space or
 // leading zero), where it is below `limit`.
 std::optional<std::uint64_t> decimal_below(std::string_view text, std::uint64_t limit) {
-  if (text.empty() || text.size() > 10 || (text[0] == '0' && text.size() > 1)) return std::nullopt;
-  std::uint64_t n = 0;
-  for (const char c : text) {
-    if (c < '0' || c > '9') return std::nullopt;
-    n = n * 10 + static_cast<std::uint64_t>(c - '0');
-  }
-  if (n >= limit) return std::nullopt;
-  return n;
+  if (limit == 0 || (text.size() > 1 && text[0] == '0')) return std::nullopt;
+  return parse_decimal(text, limit - 1);
 }
 
 }  // namespace

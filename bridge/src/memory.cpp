@@ -6,6 +6,8 @@
 #include <fstream>
 #include <string>
 
+#include "torchbridge/decimal.hpp"
+
 namespace tb::bridge {
 
 namespace {
@@ -14,11 +16,8 @@ std::uint64_t cgroup_limit() {
                            "/sys/fs/cgroup/memory/memory.limit_in_bytes"}) {  // v1
     std::ifstream in(path);
     std::string value;
-    if (in >> value && !value.empty() && value != "max") {
-      try {
-        return std::stoull(value);
-      } catch (...) {
-      }
+    if (in >> value) {
+      if (const auto limit = parse_decimal(value)) return *limit;  // "max": no limit
     }
   }
   return UINT64_MAX;

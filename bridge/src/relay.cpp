@@ -5,6 +5,7 @@
 #include "guard.hpp"
 #include "host_state.hpp"
 #include "net/tls.hpp"
+#include "torchbridge/decimal.hpp"
 #include "torchbridge/version.hpp"
 #include "ws_session.hpp"
 
@@ -37,12 +38,9 @@ std::optional<ir::Address> member_address(std::string_view address) {
   const auto colon = address.rfind(':');
   if (colon == std::string_view::npos) return std::nullopt;
   a.host = std::string(tb::net::unbracketed(address.substr(0, colon)));
-  const std::string port(address.substr(colon + 1));
-  if (port.empty() || port.size() > 5 ||
-      port.find_first_not_of("0123456789") != std::string::npos || std::stoul(port) > 65535) {
-    return std::nullopt;
-  }
-  a.port = static_cast<std::uint16_t>(std::stoul(port));
+  const auto port = parse_decimal<std::uint16_t>(address.substr(colon + 1));
+  if (!port) return std::nullopt;
+  a.port = *port;
   return a;
 }
 

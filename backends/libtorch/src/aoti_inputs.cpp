@@ -1,10 +1,13 @@
 // Reading AOTInductor's generated input checks (aoti_inputs.hpp).
 #include "aoti_inputs.hpp"
 
+#include <limits>
 #include <map>
 #include <regex>
 
 #include <fmt/format.h>
+
+#include "torchbridge/decimal.hpp"
 
 namespace tb::backend::libtorch::detail {
 
@@ -23,7 +26,12 @@ Result<std::vector<AotiInput>> parse_input_checks(const std::string& source, int
   static const std::regex name_line(R"re(inputs_info_\[(\d+)\]\.name = "(\w+)";)re");
   for (auto it = std::sregex_iterator(source.begin(), source.end(), name_line);
        it != std::sregex_iterator(); ++it) {
-    names[std::stoi((*it)[1].str())] = (*it)[2].str();
+    const auto index = parse_decimal<int>((*it)[1].str());
+    if (!index) {
+      return make_error(ErrorCode::kInvalidArgument, "its wrapper source names input {}",
+                        (*it)[1].str());
+    }
+    names[*index] = (*it)[2].str();
   }
   if (static_cast<int>(names.size()) != inputs ||
       (inputs > 0 && names.rbegin()->first != inputs - 1)) {
@@ -39,7 +47,12 @@ Result<std::vector<AotiInput>> parse_input_checks(const std::string& source, int
     const std::regex size_use(R"re(\b)re" + name + R"re(_size\[(\d+)\])re");
     for (auto it = std::sregex_iterator(source.begin(), source.end(), size_use);
          it != std::sregex_iterator(); ++it) {
-      rank = std::max(rank, std::stoi((*it)[1].str()) + 1);
+      const auto dim = parse_decimal<int>((*it)[1].str(), std::numeric_limits<int>::max() - 1);
+      if (!dim) {
+        return make_error(ErrorCode::kInvalidArgument, "its wrapper source reads {}'s size[{}]",
+                          name, (*it)[1].str());
+      }
+      rank = std::max(rank, *dim + 1);
     }
     in.dtype = first_match(
         source, R"re(\b)re" + name + R"re(_expected_dtype = aoti_torch_dtype_(\w+)\(\))re");

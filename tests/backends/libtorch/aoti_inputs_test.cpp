@@ -76,5 +76,18 @@ TEST(AotiInputChecks, ASourceThatDisagreesWithTheCallSpecIsAnError) {
   EXPECT_THAT(unchecked.error().what(), HasSubstr("no input check for input 0 (arg0_1)"));
 }
 
+// A number past int in the source was std::stoi's out_of_range, thrown through the loader.
+TEST(AotiInputChecks, AnIndexPastIntIsAnErrorNotAThrow) {
+  const std::string source = R"cpp(inputs_info_[99999999999].name = "arg0_1";)cpp";
+  auto parsed = parse_input_checks(source, 1);
+  ASSERT_FALSE(parsed);
+  EXPECT_THAT(parsed.error().what(), HasSubstr("names input 99999999999"));
+  const std::string sizes =
+      std::string(R"cpp(inputs_info_[0].name = "arg0_1";)cpp") + " arg0_1_size[4294967296] ";
+  auto ranked = parse_input_checks(sizes, 1);
+  ASSERT_FALSE(ranked);
+  EXPECT_THAT(ranked.error().what(), HasSubstr("size[4294967296]"));
+}
+
 }  // namespace
 }  // namespace tb::test
