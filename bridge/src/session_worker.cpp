@@ -178,7 +178,15 @@ void SessionWorker::loop() {
             spdlog::error("session {:016x}: {}; ending the session", identity_.session_id, what);
             if (auto c = connection_.lock()) c->end_with_error(what);
           });
-  guarded([&] { finish(); }, [](const std::string&) {});
+  const std::uint64_t id = identity_.session_id;
+  guarded([&] { finish(); },
+          [&](const std::string& what) {
+            spdlog::error("session {:016x}: while ending it: {}", id, what);
+          });
+  // Whatever finish() met, the worker leaves the registry (Host::stop waits for that). It may be
+  // this worker's last reference: nothing of `this` is touched after it.
+  auto& sessions = host_.sessions;
+  guarded([&sessions, id] { sessions.remove_worker(id); }, [](const std::string&) {});
 }
 
 void SessionWorker::run_tasks() {
@@ -299,7 +307,6 @@ void SessionWorker::finish() {
   live_bytes = 0;
   spdlog::info("session {:016x} closed; its tensors are freed", identity_.session_id);
   if (auto c = connection_.lock()) c->worker_done();
-  host_.sessions.remove_worker(identity_.session_id);
 }
 
 }  // namespace tb::bridge
