@@ -1,7 +1,7 @@
-// The last-resort guard of the bridge (DESIGN 5): no exception crosses an Asio handler, a thread
-// or the network. ATen's exceptions are caught at the executor's boundary; what reaches these
-// guards is the rest (std::bad_alloc while encoding an answer, std::system_error from a thread or
-// a lock, a bug), and it ends that session or that request, never the process.
+// The last-resort guard of the bridge (docs/decisions.md): no exception crosses an Asio handler, a
+// thread or the network. ATen's exceptions are caught at the executor's boundary; what reaches
+// these guards is the rest (std::bad_alloc while encoding an answer, std::system_error from a
+// thread or a lock, a bug), and it ends that session or that request, never the process.
 #pragma once
 
 #include <string>

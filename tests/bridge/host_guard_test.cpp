@@ -1,7 +1,7 @@
-// The last-resort guard (DESIGN 5): an exception on a network thread or a session worker ends that
-// session or that request, never the process. A backend that throws on command stands in for
-// every place one can come from: the handshake (network thread), an op and a read (the session's
-// worker), and making a session's executor.
+// The last-resort guard (docs/decisions.md): an exception on a network thread or a session worker
+// ends that session or that request, never the process. A backend that throws on command stands in
+// for every place one can come from: the handshake (network thread), an op and a read (the
+// session's worker), and making a session's executor.
 #include <atomic>
 #include <system_error>
 

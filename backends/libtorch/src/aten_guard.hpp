@@ -1,7 +1,7 @@
 // The one boundary where exceptions from ATen, TorchScript and user handlers become errors
-// (DESIGN 5): every call into them that may throw runs under aten_guard, and nothing throws past
-// it. The catch list is ordered once here: c10::Error (without its C++ backtrace, which means
-// nothing to a remote client), then std::bad_alloc, std::system_error, std::exception and
+// (docs/decisions.md): every call into them that may throw runs under aten_guard, and nothing
+// throws past it. The catch list is ordered once here: c10::Error (without its C++ backtrace, which
+// means nothing to a remote client), then std::bad_alloc, std::system_error, std::exception and
 // anything else (tb::current_exception_text).
 #pragma once
 

@@ -71,9 +71,10 @@ struct LibTorchExecutor::Scratch {
   std::vector<Produced> produced;
 };
 
-// An op whose inputs or outputs are quantized, as it runs on dequantized values (DESIGN:
-// quantized tensors reach only the quantization lowering as such): quantized inputs dequantized
-// to the float dtype `compute`, quantized outputs computed in it and requantized afterwards.
+// An op whose inputs or outputs are quantized, as it runs on dequantized values
+// (docs/quantization.md: quantized tensors reach only the quantization lowering as such): quantized
+// inputs dequantized to the float dtype `compute`, quantized outputs computed in it and requantized
+// afterwards.
 class QuantRewrite {
  public:
   // Whether `op` needs the rewrite, given its resolved inputs and its outputs.

@@ -151,8 +151,8 @@ class Writer {
   std::vector<std::uint8_t> take() { return std::move(*out_); }
 
   // Scatter-gather output: large `bin` payloads stay views of their storage, so a message that
-  // carries a tensor is written from the tensor's own memory (DESIGN 9). `take_segments` returns
-  // the message as consecutive segments.
+  // carries a tensor is written from the tensor's own memory (docs/decisions.md: exclusive blocks,
+  // uploads without a copy). `take_segments` returns the message as consecutive segments.
   void segment_payloads_from(std::size_t threshold) { segment_threshold_ = threshold; }
   std::vector<Bytes> take_segments();
 
