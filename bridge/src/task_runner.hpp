@@ -70,6 +70,33 @@ class TaskRunner {
   std::uint64_t session_id() const { return session_id_; }
 
  private:
+  // One handler per task kind, which run() visits (task_runner_tasks.cpp; the transfers' and
+  // the collectives' are in task_runner.cpp and task_runner_collective.cpp).
+  void on(std::monostate&) {}
+  void on(ir::SeedTask& t);
+  void on(ir::RegisterOperationTask& t) { execute(t.op); }
+  void on(ir::RegisterAndExecuteGraphTask& t);
+  void on(ir::ExecuteGraphTask& t);
+  void on(ir::RegisterTensorTask& t);
+  void on(ir::RegisterAliasTask& t);
+  void on(ir::RegisterTensorRemoteTask& t);
+  void on(ir::ExposeTensorRemoteTask& t) { expose_remote(t); }
+  void on(ir::ExposeTensorLocalTask& t);
+  void on(ir::RegisterTensorLocalTask& t);
+  void on(ir::AllReduceLocalTask& t) { all_reduce_local(t); }
+  void on(ir::ReadTensorsTask& t) { read_tensors(t); }
+  void on(ir::ReadTensorTask& t);
+  void on(ir::SyncBackendTask& t);
+  void on(ir::DTypeUsageTask& t);
+  void on(ir::ProfileStartTask& t);
+  void on(ir::ProfileEndTask& t);
+  void on(ir::ProfileAbandonTask& t);
+  // Answers request `id` with a `Response` whose result is `result`'s value, or its error as the
+  // wire carries it.
+  template <typename Response, typename T>
+  void answer(ir::RequestId id, Result<T> result);
+
+  void note(const Status& s) const;
   void execute(const ir::OperationIr& op);
   void execute_graph(const std::vector<ir::OperationIr>& relative,
                      const ir::GraphBindings& bindings);
