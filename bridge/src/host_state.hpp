@@ -65,6 +65,12 @@ struct HostState {
   WebSocketDownloader downloader;
   SessionRegistry sessions;
 
+  // Whether the host is over --max-host-bytes, by host_bytes_over's formula (memory.hpp).
+  bool over_memory_limit() {
+    return host_bytes_over(options.limits.max_host_bytes, tensor_bytes.load(), memory.bytes())
+        .has_value();
+  }
+
   // The host's memory account as a charge target (the host outlives its connections).
   std::shared_ptr<MemoryAccount> account() {
     return std::shared_ptr<MemoryAccount>(std::shared_ptr<MemoryAccount>(), &memory);

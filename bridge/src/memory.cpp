@@ -7,6 +7,7 @@
 #include <string>
 
 #include "torchbridge/decimal.hpp"
+#include "torchbridge/ir/block_cache.hpp"
 
 namespace tb::bridge {
 
@@ -52,4 +53,18 @@ std::uint64_t default_session_bytes() {
 std::uint64_t default_host_bytes() {
   return available_memory_bytes() / 4 * 3;
 }
+std::optional<std::uint64_t> host_bytes_over(std::uint64_t limit, std::uint64_t tensors,
+                                             std::uint64_t held, std::uint64_t extra) {
+  if (!limit) return std::nullopt;
+  auto& cache = ir::BlockCache::instance();
+  const std::uint64_t cached = cache.bytes();
+  std::uint64_t host = tensors + held + extra + cached;
+  if (host > limit && cached > 0) {
+    host -= cached;
+    cache.trim();
+  }
+  if (host > limit) return host;
+  return std::nullopt;
+}
+
 }  // namespace tb::bridge

@@ -90,4 +90,12 @@ std::uint64_t device_limit(std::optional<std::uint64_t> asked, std::uint64_t tot
 // Physical memory available to this process: the machine's, or its cgroup's limit when lower.
 std::uint64_t available_memory_bytes();
 
+// The host's memory against `limit` (0: unlimited), one formula for every check (a message being
+// received, a relay, a session's op): every session's tensors, what the host's account holds
+// (messages being received, queued work and answers, exposed copies), `extra`, and the process's
+// warm message blocks (ir::BlockCache). The blocks are held for nobody: when the host is over the
+// limit with them, they are freed first. The total when the host is still over, else nullopt.
+std::optional<std::uint64_t> host_bytes_over(std::uint64_t limit, std::uint64_t tensors,
+                                             std::uint64_t held, std::uint64_t extra = 0);
+
 }  // namespace tb::bridge

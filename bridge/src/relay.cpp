@@ -218,11 +218,7 @@ void Relay::on_read(Side& from, Side& to, beast::error_code ec) {
   if (ec) return end(from, to, ec);
   if (ended_) return;
   from.held = MemoryCharge(host_.account(), from.buffer.size());
-  const auto& limits = host_.options.limits;
-  if (limits.max_host_bytes &&
-      host_.memory.bytes() + host_.tensor_bytes.load() > limits.max_host_bytes) {
-    return fail("the host's memory is full");
-  }
+  if (host_.over_memory_limit()) return fail("the host's memory is full");
   (&from == &from_client_ ? host_.counters.bytes_in : host_.counters.bytes_out) +=
       from.buffer.size();
   to.ws->binary(from.ws->got_binary());

@@ -1,5 +1,4 @@
 #include "task_runner.hpp"
-#include "torchbridge/ir/block_cache.hpp"
 
 #include <algorithm>
 
@@ -119,24 +118,13 @@ std::optional<Error> TaskRunner::over_memory_limit(std::uint64_t extra) {
                       "over the device's limit of {} bytes (--max-device-bytes)",
                       device->name, device_tensors, tensors, device->limit);
   }
-  if (!limits.max_host_bytes) return std::nullopt;
-  // The process's warm message blocks (ir::BlockCache) are held for every session: they count,
-  // and go first when the host would otherwise refuse work.
-  auto& cache = ir::BlockCache::instance();
-  const std::uint64_t cached = cache.bytes();
-  std::uint64_t host =
-      host_tensors +
-      (services_.held && services_.held->parent() ? services_.held->parent()->bytes() : held) +
-      extra + cached;
-  if (host > limits.max_host_bytes && cached > 0) {
-    host -= cached;
-    cache.trim();
-  }
-  if (host > limits.max_host_bytes) {
+  const std::uint64_t host_held =
+      services_.held && services_.held->parent() ? services_.held->parent()->bytes() : held;
+  if (const auto host = host_bytes_over(limits.max_host_bytes, host_tensors, host_held, extra)) {
     return make_error(ErrorCode::kLimit,
                       "the host holds {} bytes for all its sessions, over its limit of {} bytes "
                       "(--max-host-bytes)",
-                      host, limits.max_host_bytes);
+                      *host, limits.max_host_bytes);
   }
   return std::nullopt;
 }

@@ -152,9 +152,7 @@ void SessionConnection::read() {
         // Charged as it arrives; a message that would take the host over its memory limit ends
         // this session (the sender can retry once the host has room).
         receiving_ = MemoryCharge(host_.account(), message_->size());
-        const auto& limits = host_.options.limits;
-        if (limits.max_host_bytes &&
-            host_.memory.bytes() + host_.tensor_bytes.load() > limits.max_host_bytes) {
+        if (host_.over_memory_limit()) {
           return make_error_code(boost::system::errc::not_enough_memory);
         }
         return {};
