@@ -233,13 +233,19 @@ void SessionWorker::serve_tasks() {
   // The runner (and with it every tensor of the session) is destroyed here.
 }
 
+bool SessionWorker::pause_if_full() {
+  if (queued_bytes_ <= host_.options.limits.max_queued_bytes) return false;
+  paused_ = true;
+  return true;
+}
+
 void SessionWorker::after_task(TaskRunner& runner) {
   const auto stats = runner.executor().stats();
   live_tensors = stats.live_tensors;
   live_bytes = stats.live_bytes;
   failed_ops = stats.failed_ops;
-  if (paused && queued_bytes_ < host_.options.limits.max_queued_bytes / 2) {
-    paused = false;
+  if (paused_ && queued_bytes_ < host_.options.limits.max_queued_bytes / 2) {
+    paused_ = false;
     if (auto c = connection_.lock()) c->resume();
   }
 }

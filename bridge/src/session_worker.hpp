@@ -113,11 +113,15 @@ class SessionWorker : public std::enable_shared_from_this<SessionWorker> {
 
   const Identity& identity() const { return identity_; }
   std::uint64_t queued_bytes() const { return queued_bytes_.load(); }
+  // Back-pressure, from the connection's strand after a push: true when the queued tasks are over
+  // max_queued_bytes, and then the connection stops reading until the worker, drained to half,
+  // calls its resume().
+  bool pause_if_full();
   const std::shared_ptr<MemoryAccount>& memory() const { return memory_; }
-  std::atomic<bool> paused{false};
   std::atomic<std::uint64_t> live_tensors{0}, live_bytes{0}, failed_ops{0};
 
  private:
+  std::atomic<bool> paused_{false};
   struct Frame {
     std::size_t end;  // the task count at which this frame's last task has run
     std::uint64_t bytes;

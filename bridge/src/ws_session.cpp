@@ -390,9 +390,8 @@ void SessionConnection::dispatch(const ir::Bytes& bytes) {
     worker_->close();
     return;
   }
-  if (worker_->queued_bytes() > host_.options.limits.max_queued_bytes) {
+  if (worker_->pause_if_full()) {
     paused_ = true;
-    worker_->paused = true;
     return;  // resume() reads again
   }
   read();
