@@ -11,12 +11,19 @@
 namespace tb::bridge::store {
 namespace {
 
+// Little-endian, as every number in the protocol.
+template <typename T>
+void put(Bytes& out, T v) {
+  for (std::size_t i = 0; i < sizeof(T); ++i)
+    out.push_back(static_cast<std::uint8_t>(v >> (8 * i)));
+}
+
 void put_u32(Bytes& out, std::uint32_t v) {
-  for (int i = 0; i < 4; ++i) out.push_back(static_cast<std::uint8_t>(v >> (8 * i)));
+  put(out, v);
 }
 
 void put_u64(Bytes& out, std::uint64_t v) {
-  for (int i = 0; i < 8; ++i) out.push_back(static_cast<std::uint8_t>(v >> (8 * i)));
+  put(out, v);
 }
 
 void put_bytes(Bytes& out, std::string_view bytes) {
@@ -39,20 +46,8 @@ class Reader {
     in_.remove_prefix(1);
     return true;
   }
-  bool u32(std::uint32_t& v) {
-    if (in_.size() < 4) return false;
-    v = 0;
-    for (int i = 0; i < 4; ++i) v |= std::uint32_t{static_cast<std::uint8_t>(in_[i])} << (8 * i);
-    in_.remove_prefix(4);
-    return true;
-  }
-  bool u64(std::uint64_t& v) {
-    if (in_.size() < 8) return false;
-    v = 0;
-    for (int i = 0; i < 8; ++i) v |= std::uint64_t{static_cast<std::uint8_t>(in_[i])} << (8 * i);
-    in_.remove_prefix(8);
-    return true;
-  }
+  bool u32(std::uint32_t& v) { return number(v); }
+  bool u64(std::uint64_t& v) { return number(v); }
   bool bytes(std::string_view& v, std::size_t limit) {
     std::uint32_t n = 0;
     if (!u32(n) || n > limit || n > in_.size()) return false;
@@ -63,6 +58,17 @@ class Reader {
   bool done() const { return in_.empty(); }
 
  private:
+  template <typename T>
+  bool number(T& v) {
+    if (in_.size() < sizeof(T)) return false;
+    v = 0;
+    for (std::size_t i = 0; i < sizeof(T); ++i) {
+      v |= static_cast<T>(static_cast<std::uint8_t>(in_[i])) << (8 * i);
+    }
+    in_.remove_prefix(sizeof(T));
+    return true;
+  }
+
   std::string_view in_;
 };
 

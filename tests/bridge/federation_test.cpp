@@ -83,6 +83,19 @@ std::uint16_t free_port() {
   return a.local_endpoint().port();
 }
 
+// A one-CPU member `rank` of `world` meeting at the store on `store_port`.
+FederationOptions member(std::uint16_t store_port, std::uint32_t rank, std::uint32_t world,
+                         std::uint16_t ws_port, std::chrono::milliseconds timeout) {
+  FederationOptions o;
+  o.store_port = store_port;
+  o.rank = rank;
+  o.world_size = world;
+  o.address = fmt::format("ws://127.0.0.1:{}", ws_port);
+  o.device_names = {"cpu"};
+  o.timeout = timeout;
+  return o;
+}
+
 struct Formed {
   std::uint16_t store_port = 0;
   std::vector<std::shared_ptr<C10dFederation>> members;
@@ -196,14 +209,7 @@ TEST(C10dFederation, ARankJoinsOnceAndTheOthersNeedTheSameToken) {
   SKIP_WITHOUT_FEDERATION();
   auto f = form({1, 1});
   ASSERT_EQ(f.members.size(), 2u);
-  FederationOptions again;
-  again.store_port = f.store_port;
-  again.rank = 1;
-  again.world_size = 2;
-  again.address = "ws://127.0.0.1:5009";
-  again.device_names = {"cpu"};
-  again.timeout = 5s;
-  auto refused = join_federation(again);
+  auto refused = join_federation(member(f.store_port, 1, 2, 5009, 5s));
   ASSERT_FALSE(refused);
   EXPECT_NE(refused.error().what().find("already joined"), std::string::npos)
       << refused.error().what();
@@ -211,14 +217,8 @@ TEST(C10dFederation, ARankJoinsOnceAndTheOthersNeedTheSameToken) {
   // A member with another token does not take the records of the rest.
   const std::uint16_t port = free_port();
   auto with = [&](std::uint32_t rank, std::optional<std::string> token) {
-    FederationOptions o;
-    o.store_port = port;
-    o.rank = rank;
-    o.world_size = 2;
-    o.address = "ws://127.0.0.1:5010";
-    o.device_names = {"cpu"};
+    FederationOptions o = member(port, rank, 2, 5010, 10s);
     o.token = std::move(token);
-    o.timeout = 10s;
     return std::async(std::launch::async, [o] { return join_federation(o); });
   };
   auto a = with(0, std::string("one"));
@@ -237,31 +237,20 @@ TEST(C10dFederation, ARankJoinsOnceAndTheOthersNeedTheSameToken) {
 // Without a token the store's key is public: a store any other machine reaches is refused.
 TEST(C10dFederation, AStoreOffLoopbackNeedsTheToken) {
   SKIP_WITHOUT_FEDERATION();
-  FederationOptions o;
+  FederationOptions o = member(free_port(), 0, 1, 5012, 1s);
   o.store_host = "0.0.0.0";
-  o.store_port = free_port();
-  o.address = "ws://127.0.0.1:5012";
-  o.device_names = {"cpu"};
-  o.timeout = 1s;
   auto refused = join_federation(o);
   ASSERT_FALSE(refused);
   EXPECT_NE(refused.error().what().find("--auth-token-file"), std::string::npos)
       << refused.error().what();
   o.token = "t";
-  o.world_size = 1;
   auto joined = join_federation(o);
   EXPECT_TRUE(joined) << joined.error().what();
 }
 
 TEST(C10dFederation, RefusesAStoreThatIsNotThereInBoundedTime) {
   SKIP_WITHOUT_FEDERATION();
-  FederationOptions o;
-  o.store_port = free_port();
-  o.rank = 1;
-  o.world_size = 2;
-  o.address = "ws://127.0.0.1:5011";
-  o.device_names = {"cpu"};
-  o.timeout = 1500ms;
+  const FederationOptions o = member(free_port(), 1, 2, 5011, 1500ms);
   const auto start = std::chrono::steady_clock::now();
   auto r = join_federation(o);
   EXPECT_FALSE(r);
