@@ -89,10 +89,9 @@ void SessionConnection::send(Outgoing out) {
 
 void SessionConnection::resume() {
   post([](SessionConnection& self) {
-    if (self.paused_ && self.state_ == State::kRunning) {
-      self.paused_ = false;
-      self.read();
-    }
+    if (!self.paused_) return;
+    self.paused_.reset();
+    if (self.state_ == State::kRunning) self.read();
   });
 }
 
@@ -391,7 +390,7 @@ void SessionConnection::dispatch(const ir::Bytes& bytes) {
     return;
   }
   if (worker_->pause_if_full()) {
-    paused_ = true;
+    paused_ = shared_from_this();
     return;  // resume() reads again
   }
   read();
@@ -475,6 +474,7 @@ void SessionConnection::teardown() {
   if (torn_down_) return;
   torn_down_ = true;
   init_timer_.cancel();
+  paused_.reset();
   if (worker_) worker_->close();
   state_ = State::kClosed;
   // Unsent answers give their places and bytes back now (a worker may be waiting on them).

@@ -105,7 +105,9 @@ class SessionConnection : public std::enable_shared_from_this<SessionConnection>
   std::size_t piece_ = 0;
   std::array<std::uint8_t, 9> head_{};
   bool writing_ = false;
-  bool paused_ = false;
+  // Set while reading is paused for back-pressure: with no read, write or timer pending, nothing
+  // else holds the connection (the registry's pointer is weak), and it would close itself.
+  std::shared_ptr<SessionConnection> paused_;
   bool worker_finished_ = false;
   bool torn_down_ = false;
   State state_ = State::kHandshake;
