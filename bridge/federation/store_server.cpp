@@ -28,6 +28,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   bool authenticated() const { return authenticated_; }
   // A waiting request whose keys are all there is answered.
   void wake(const Table& table);
+  bool waits() const { return waiting_.has_value() && !closed_; }
   bool on_wait_list = false;
 
  private:
@@ -156,6 +157,11 @@ class ServerImpl final : public Server {
     stats_.pending = pending_.size();
     stats_.members = connections_.size() - pending_.size();
     stats_.refused = refused_;
+    stats_.waiting = 0;
+    for (const auto& w : waiters_) {
+      const auto c = w.lock();
+      stats_.waiting += c && c->waits();
+    }
   }
 
  private:
@@ -321,11 +327,13 @@ void Connection::handle(std::string_view payload) {
   const auto timeout = std::min(std::chrono::milliseconds(r.timeout_ms), server_.limits().max_wait);
   waiting_ = std::move(r);
   server_.waiting(shared_from_this());
+  server_.update_stats();
   wait_timer_.expires_after(timeout);
   wait_timer_.async_wait(
       [self = shared_from_this(), id = ++wait_id_](boost::system::error_code ec) {
         if (ec || id != self->wait_id_ || !self->waiting_) return;
         self->waiting_.reset();
+        self->server_.update_stats();
         self->reply(Response{Outcome::kTimeout, 0, {}});
       });
 }

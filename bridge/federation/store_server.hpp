@@ -35,6 +35,7 @@ struct ServerStats {
   std::size_t bytes = 0;      // keys and values held
   std::size_t members = 0;    // authenticated connections open
   std::size_t pending = 0;    // connections still proving the key
+  std::size_t waiting = 0;    // members' waits for keys in progress
   std::uint64_t refused = 0;  // connections closed for a wrong proof, a deadline or a bad frame
 };
 

@@ -9,6 +9,8 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -47,6 +49,28 @@ class TestHost {
  private:
   std::unique_ptr<bridge::Host> host_;
 };
+
+// Polls `done` every 20 ms until it holds or `timeout` passes; returns its last value. Tests wait
+// for the state they need this way rather than sleeping for a guess at how long it takes.
+template <class Pred>
+bool eventually(Pred done, std::chrono::milliseconds timeout = 10s) {
+  const auto end = std::chrono::steady_clock::now() + timeout;
+  while (!done()) {
+    if (std::chrono::steady_clock::now() > end) return done();
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return true;
+}
+
+// How often leaf `name` ("Float.Matmul", as `torchbridge ops` prints it) ran on `host`: the count
+// goes up as a session's worker begins the op.
+inline std::uint64_t executed(const bridge::Host& host, std::string_view name) {
+  for (const auto& [leaf, count] : host.metrics().ops_by_kind) {
+    if (leaf == name) return count;
+  }
+  ADD_FAILURE() << name << " is not a leaf";
+  return 0;
+}
 
 class RawClient;  // host_raw_client.hpp
 

@@ -1,10 +1,12 @@
 #include "collective.hpp"
 
+#include <atomic>
 #include <functional>
 #include <thread>
 
 #include <gtest/gtest.h>
 
+#include "bridge/bridge_test_util.hpp"
 #include "task_runner.hpp"
 #include "torchbridge/libtorch/libtorch.hpp"
 
@@ -101,13 +103,20 @@ struct LocalMembers {
       std::move(backend::libtorch::make_backend({"cpu", nullptr})).value();
   CollectiveHub hub;
   std::vector<std::unique_ptr<TaskRunner>> runners;
+  // Members that asked whether the other members' sessions are open. The hub asks under its lock
+  // right before it waits, and releases the lock only as it waits: once this counts a member,
+  // whatever takes the hub's lock next (session_ended) finds that member waiting.
+  std::atomic<int> joining{0};
 
   LocalMembers(std::uint32_t n, std::chrono::milliseconds timeout, std::uint32_t devices = 3) {
     SessionServices services;
     services.collectives = &hub;
     services.device_count = devices;
     services.protocol = 6;
-    services.session_open = [](std::uint64_t) { return true; };
+    services.session_open = [this](std::uint64_t) {
+      ++joining;
+      return true;
+    };
     services.transfer_timeout = timeout;
     for (std::uint32_t m = 0; m < n; ++m) {
       runners.push_back(std::make_unique<TaskRunner>(100 + m, m % devices, backend->new_executor(),
@@ -215,7 +224,7 @@ TEST(CollectiveLocal, AMembersSessionEndingFailsTheOthers) {
     Task p = LocalMembers::part(7, 0, 2, ReduceOperation::Sum);
     m.runners[0]->run(p);
   });
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_TRUE(tb::test::eventually([&] { return m.joining > 0; })) << "member 0 never joined";
   const auto start = std::chrono::steady_clock::now();
   m.hub.session_ended(101);  // member 1's session, before it sent its part
   waiting.join();

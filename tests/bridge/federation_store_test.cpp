@@ -103,7 +103,7 @@ TEST(FederationStore, ServesWhatC10dAsksOf) {
   // A wait ends when another member writes its key.
   auto other = member(*server);
   auto waited = std::async(std::launch::async, [&] { store->wait({"late", "a"}, 5000ms); });
-  std::this_thread::sleep_for(100ms);
+  EXPECT_TRUE(tb::test::eventually([&] { return server->stats().waiting == 1; }));
   other->set("late", bytes("here"));
   EXPECT_EQ(waited.wait_for(2s), std::future_status::ready);
   waited.get();
@@ -158,7 +158,11 @@ TEST(FederationStore, IdleStrangersCannotLockMembersOut) {
   auto server = serve(limits);
   std::vector<std::unique_ptr<Raw>> strangers;
   for (int i = 0; i < 50; ++i) strangers.push_back(std::make_unique<Raw>(server->port()));
-  std::this_thread::sleep_for(100ms);
+  // Every stranger admitted: the newest 4 still proving the key, the others closed for them.
+  EXPECT_TRUE(tb::test::eventually([&] {
+    const auto stats = server->stats();
+    return stats.pending == 4 && stats.refused == 46;
+  }));
   const auto start = Clock::now();
   auto store = member(*server);
   store->set("k", bytes("v"));
@@ -232,11 +236,13 @@ TEST(FederationStore, EveryWaitEndsAtItsOwnTimeout) {
   EXPECT_THROW(store->scoped(300ms)->wait({"never"}, 300000ms), std::runtime_error);
   EXPECT_THROW(store->scoped(300ms)->get("never"), std::runtime_error);
   EXPECT_LT(Clock::now() - start, 3s);
-  // While one member waits, the others are served.
+  // While one member waits, the others are served. (The scoped views' waits above are still
+  // open on the server: their clients gave up, the server's own bound is minutes.)
+  const auto waits_before = server->stats().waiting;
   auto waiting = std::async(std::launch::async, [&] {
     EXPECT_THROW(store->wait({"never"}, 1500ms), std::runtime_error);
   });
-  std::this_thread::sleep_for(100ms);
+  EXPECT_TRUE(tb::test::eventually([&] { return server->stats().waiting > waits_before; }));
   start = Clock::now();
   member(*server)->set("other", bytes("1"));
   EXPECT_LT(Clock::now() - start, 1s);

@@ -194,7 +194,8 @@ TEST(C10dFederation, AStrangersHalfSentStoreQueryStallsNothingAndReservesNothing
   std::vector<std::uint8_t> bytes{0, 0xce, 0xf7, 0x85, 0x3c, 1, 0, 0, 0, 0x10, 0, 0, 0, 0};
   bytes.resize(bytes.size() + 10, 'x');
   boost::asio::write(stranger, boost::asio::buffer(bytes));
-  std::this_thread::sleep_for(200ms);
+  EXPECT_TRUE(tb::test::eventually([&] { return tb::test::bytes_in_flight_to(f.store_port) == 0; }))
+      << "the store read the stranger's query";
   const auto start = std::chrono::steady_clock::now();
   ASSERT_TRUE(f.members[0]->announce_transfer(0x5eed));
   auto owner = f.members[1]->locate_transfer(0x5eed, 5s);

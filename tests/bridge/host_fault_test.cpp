@@ -263,7 +263,8 @@ void vanish(std::uint16_t port, int mode) {
                                  add_scalar(1, 2, {256, 1024}, 1),
                                  ReadTensorTask{1, stream(), tir(2, {256, 1024})},
                                  ReadTensorTask{2, stream(), tir(1, {256, 1024})}}));
-      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+      // Gone once the answers have begun to arrive: the host is writing them.
+      EXPECT_TRUE(eventually([&] { return c.unread_bytes() > 0; }));
       break;
     }
     default:
@@ -582,34 +583,48 @@ TEST(HostLimits, TheGraphCacheEvictsTheOldestGraph) {
 // other side of a transfer that will now never come.
 constexpr auto kStopBound = 5s;
 
-template <class Setup>
-std::chrono::steady_clock::duration time_to_stop(int devices, Setup setup) {
+// `setup` sends what blocks the session's worker in a wait that only the transfer timeout or
+// stop() ends; `waiting(host)` holds once the worker has got there. (Each wait also checks the
+// host's stopping flag before it blocks, so a stop that came first would end it too: the check
+// that the worker got there is what makes these tests exercise the wake-up.)
+template <class Setup, class Waiting>
+std::chrono::steady_clock::duration time_to_stop(int devices, Setup setup, Waiting waiting) {
   bridge::HostOptions o;
   o.transfer_timeout = 60s;
   ConfiguredHost host(o, devices);
   RawClient c;
   EXPECT_TRUE(c.open_session(host.port(), new_session_id()));
   setup(c);
-  std::this_thread::sleep_for(300ms);  // the worker is waiting now
+  EXPECT_TRUE(eventually([&] { return waiting(host.host()); })) << "the worker never got there";
   const auto start = std::chrono::steady_clock::now();
   host.host().stop();
   return std::chrono::steady_clock::now() - start;
 }
 
 TEST(HostStop, WakesASessionWaitingForASameHostTransfer) {
-  EXPECT_LT(time_to_stop(1, [](RawClient& c) { c.send_tasks({register_local(4242, 1)}); }),
+  // The registration before it has run (the host counts a task's tensors once it ends): the
+  // worker has gone on to the transfer's rendezvous.
+  EXPECT_LT(time_to_stop(
+                1,
+                [](RawClient& c) {
+                  c.send_tasks({register_tensor(1, make_data({1}, DTypeKind::F32, {1})),
+                                register_local(4242, 2)});
+                },
+                [](bridge::Host& h) { return h.metrics().live_tensors == 1; }),
             kStopBound);
 }
 
 TEST(HostStop, WakesASessionWaitingForAnAllReduce) {
   EXPECT_LT(
-      time_to_stop(2,
-                   [](RawClient& c) {
-                     c.send_tasks(
-                         {register_tensor(1, make_data({1}, DTypeKind::F32, {1})),
+      time_to_stop(
+          2,
+          [](RawClient& c) {
+            c.send_tasks({register_tensor(1, make_data({1}, DTypeKind::F32, {1})),
                           register_op(make_op<OpKind::Distributed_AllReduce>(AllReduceOpIr{
                               tir(1, {1}), out(2, {1}), ReduceOperation::Sum, {{0, 0}, {0, 1}}}))});
-                   }),
+          },
+          // Device 1's session never comes: the worker waits in the round it began.
+          [](bridge::Host& h) { return executed(h, "Distributed.AllReduce") == 1; }),
       kStopBound);
 }
 
@@ -618,7 +633,10 @@ TEST(HostStop, WakesASessionWaitingForADownload) {
   o.transfer_timeout = 60s;
   ConfiguredHost source(o);  // never exposes the transfer
   const Peer peer{PeerKind::WebSocket, Address{"ws", "127.0.0.1", source.port()}, {}};
-  EXPECT_LT(time_to_stop(1, [&](RawClient& c) { c.send_tasks({register_remote(77, peer, 1)}); }),
+  // The worker's download has reached the source's /data route and waits for its answer.
+  EXPECT_LT(time_to_stop(
+                1, [&](RawClient& c) { c.send_tasks({register_remote(77, peer, 1)}); },
+                [&](bridge::Host&) { return source.metrics().data_connections_open == 1; }),
             kStopBound);
   const auto start = std::chrono::steady_clock::now();
   source.host().stop();
@@ -638,7 +656,8 @@ TEST(HostStop, DropsQueuedWorkInsteadOfRunningIt) {
         MatmulOpIr{tir(1, {512, 512}), tir(1, {512, 512}), out(2 + i, {512, 512})},
         DTypeKind::F32)));
   ASSERT_FALSE(c.send_tasks(std::move(tasks)));
-  std::this_thread::sleep_for(200ms);
+  EXPECT_TRUE(eventually([&] { return executed(host.host(), "Float.Matmul") > 0; }))
+      << "the worker began on the queue";
   const auto start = std::chrono::steady_clock::now();
   host.host().stop();
   EXPECT_LT(std::chrono::steady_clock::now() - start, kStopBound);

@@ -49,8 +49,10 @@ TEST(HostHardening, UnreadAnswersAreBoundedAndTheSessionWaitsForItsClient) {
   std::vector<Task> reads;
   for (RequestId r = 0; r < 256; ++r) reads.push_back(read_task(100 + r, 1, n));
   ASSERT_FALSE(c.send_tasks(std::move(reads)));
-  // Nothing is read for a while: what the host holds stays within its queue's bound.
-  std::this_thread::sleep_for(1500ms);
+  // Nothing is read: the answers fill the queue's 64 places, and then the session waits for its
+  // client, what the host holds within the queue's bound.
+  EXPECT_TRUE(eventually([&] { return host.metrics().held_bytes >= 64 * 4 * kMiB; }))
+      << "the answer queue never filled";
   const auto m = host.metrics();
   EXPECT_LE(m.held_bytes, 65 * 4 * kMiB) << "queued answers are bounded by the answer queue";
   if (!kAddressSanitizer) {
@@ -80,7 +82,10 @@ TEST(HostHardening, QueuedAnswersCountAgainstTheSessionLimit) {
   std::vector<Task> reads;
   for (RequestId r = 0; r < 48; ++r) reads.push_back(read_task(10 + r, 1, kMiB));
   ASSERT_FALSE(c.send_tasks(std::move(reads)));
-  std::this_thread::sleep_for(1000ms);
+  // The session waits for its client once the queued answers leave no room for the next one
+  // beside its 4 MiB of tensor: 14 answers (56 MiB) queued.
+  EXPECT_TRUE(eventually([&] { return host.metrics().held_bytes >= 56 * kMiB; }))
+      << "the answers never filled the session's limit";
   // 4 MiB of tensor plus at most 60 MiB of answers (and the one answer that always goes).
   EXPECT_LE(host.metrics().held_bytes, 64 * kMiB);
   for (RequestId r = 0; r < 48; ++r) ASSERT_TRUE(c.response(20s)) << "answer " << r;
@@ -274,7 +279,8 @@ TEST(HostHardening, FrameHeadersDeclaringHugeMessagesReserveNothing) {
     ASSERT_FALSE(c->send_raw(head));
     clients.push_back(std::move(c));
   }
-  std::this_thread::sleep_for(500ms);
+  EXPECT_TRUE(eventually([&] { return bytes_in_flight_to(host.port()) == 0; }))
+      << "the host read every header and the bytes after it";
   if (!kAddressSanitizer) {
     EXPECT_LT(status_bytes("VmSize"), vm_before + 1024 * kMiB)
         << "16 headers of 1 GiB each reserved their declared sizes";

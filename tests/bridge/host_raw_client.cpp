@@ -1,8 +1,14 @@
 #include "bridge/host_raw_client.hpp"
 
+#include <fstream>
+#include <sstream>
+
 #include <boost/asio.hpp>
 #include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
 #include <boost/beast/websocket.hpp>
+
+#include "torchbridge/decimal.hpp"
 
 namespace tb::test {
 
@@ -116,12 +122,74 @@ std::optional<TaskResponse> RawClient::response(std::chrono::milliseconds timeou
   return std::move(decoded).value();
 }
 
+std::size_t RawClient::unread_bytes() {
+  beast::error_code ec;
+  const std::size_t n = beast::get_lowest_layer(impl_->ws).socket().available(ec);
+  return ec ? 0 : n;
+}
+
 void RawClient::drop() {
   beast::error_code ec;
   auto& s = beast::get_lowest_layer(impl_->ws).socket();
   if (!s.is_open()) return;
   s.shutdown(net::ip::tcp::socket::shutdown_both, ec);
   s.close(ec);
+}
+
+std::uint64_t bytes_in_flight_to(std::uint16_t port) {
+  std::uint64_t total = 0;
+  for (const char* table : {"/proc/net/tcp", "/proc/net/tcp6"}) {
+    std::ifstream in(table);
+    std::string line;
+    std::getline(in, line);  // the header
+    while (std::getline(in, line)) {
+      // "sl local_address rem_address st tx_queue:rx_queue ...", addresses as HEXIP:HEXPORT.
+      std::istringstream fields(line);
+      std::string slot, local, remote, state, queues;
+      if (!(fields >> slot >> local >> remote >> state >> queues)) continue;
+      const auto port_of = [](const std::string& address) {
+        return std::stoul(address.substr(address.rfind(':') + 1), nullptr, 16);
+      };
+      const auto colon = queues.find(':');
+      const std::uint64_t tx = std::stoull(queues.substr(0, colon), nullptr, 16);
+      const std::uint64_t rx = std::stoull(queues.substr(colon + 1), nullptr, 16);
+      // A listening socket's rx_queue counts connections waiting for accept(), not bytes.
+      constexpr const char* kListen = "0A";
+      if (port_of(local) == port && state != kListen) total += rx;
+      if (port_of(remote) == port) total += tx;
+    }
+  }
+  return total;
+}
+
+std::string get_metrics_text(std::uint16_t port) {
+  namespace http = beast::http;
+  beast::error_code ec;
+  net::io_context ioc;
+  beast::tcp_stream stream(ioc);
+  stream.expires_after(5s);
+  stream.connect({net::ip::make_address("127.0.0.1"), port}, ec);
+  if (ec) return {};
+  http::request<http::empty_body> request{http::verb::get, "/metrics", 11};
+  request.set(http::field::host, "127.0.0.1");
+  http::write(stream, request, ec);
+  if (ec) return {};
+  beast::flat_buffer buffer;
+  http::response<http::string_body> response;
+  http::read(stream, buffer, response, ec);
+  if (ec || response.result() != http::status::ok) return {};
+  return response.body();
+}
+
+std::optional<std::uint64_t> metric_value(std::uint16_t port, const std::string& name) {
+  std::istringstream lines(get_metrics_text(port));
+  std::string line;
+  while (std::getline(lines, line)) {
+    if (line.rfind(name + " ", 0) == 0) {
+      return parse_decimal(std::string_view(line).substr(name.size() + 1));
+    }
+  }
+  return std::nullopt;
 }
 
 }  // namespace tb::test

@@ -11,7 +11,6 @@
 #include <memory>
 #include <optional>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include <boost/system/error_code.hpp>
@@ -67,6 +66,8 @@ class RawClient {
 
   Reply read(std::chrono::milliseconds timeout = 10s);
   std::optional<TaskResponse> response(std::chrono::milliseconds timeout = 10s);
+  // Bytes the host has sent that this client has not read (its socket's receive queue).
+  std::size_t unread_bytes();
 
   // Drops the connection without a close frame.
   void drop();
@@ -99,16 +100,15 @@ inline int open_fds() {
   return n;
 }
 
-// Polls `done` every 20 ms until it holds or `timeout` passes; returns its last value.
-template <class Pred>
-bool eventually(Pred done, std::chrono::milliseconds timeout = 10s) {
-  const auto end = std::chrono::steady_clock::now() + timeout;
-  while (!done()) {
-    if (std::chrono::steady_clock::now() > end) return done();
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  return true;
-}
+// Bytes sent to `port` on this machine (any process) that its owner has not read yet: what sits in
+// the receive queues of its connections plus what their peers still hold in their send queues
+// (/proc/net/tcp and tcp6). Zero once a server has read everything its clients wrote.
+std::uint64_t bytes_in_flight_to(std::uint16_t port);
+
+// The host's /metrics text (Prometheus exposition), empty when it cannot be asked (it is gone).
+std::string get_metrics_text(std::uint16_t port);
+// The value of one metric in it (`torchbridge_held_bytes`), or nullopt.
+std::optional<std::uint64_t> metric_value(std::uint16_t port, const std::string& name);
 
 // A host with the given options on any free loopback port and `devices` CPU devices.
 class ConfiguredHost {

@@ -94,7 +94,12 @@ TEST_F(MemoryPressure, FortyUnreadReadsOfALargeTensor) {
   std::vector<Task> tasks{ones(1, 64 * kMiB)};
   for (RequestId r = 0; r < 40; ++r) tasks.push_back(read_task(10 + r, 1, 64 * kMiB));
   ASSERT_FALSE(c.send_tasks(std::move(tasks)));
-  std::this_thread::sleep_for(2s);
+  // All forty answers made and queued (each borrows the tensor, and is counted at its size): the
+  // host has done all it will before the client reads. Before, it aborted on the way.
+  EXPECT_TRUE(eventually([&] {
+    return !host.alive() ||
+           metric_value(host.port(), "torchbridge_held_bytes").value_or(0) >= 40 * 256 * kMiB;
+  }));
   host.expect_computes();
   // The answers are all there for a client that reads after all.
   for (RequestId r = 0; r < 3; ++r) {
@@ -136,8 +141,9 @@ TEST_F(MemoryPressure, HeadersDeclaringGigabyteFrames) {
     clients.push_back(std::move(c));
   }
   // Reserving the declared sizes (16 GiB) cannot succeed under this limit: before, the host
-  // aborted here. (What it reserves is measured in-process: HostHardening.FrameHeaders...)
-  std::this_thread::sleep_for(1s);
+  // aborted here, once it had read them. (What it reserves is measured in-process:
+  // HostHardening.FrameHeaders...)
+  EXPECT_TRUE(eventually([&] { return !host.alive() || bytes_in_flight_to(host.port()) == 0; }));
   host.expect_computes();
 }
 

@@ -3,9 +3,6 @@
 #include <algorithm>
 
 #include <gmock/gmock.h>
-#include <boost/asio/ip/tcp.hpp>
-#include <boost/beast/core.hpp>
-#include <boost/beast/http.hpp>
 
 #include "backends/libtorch/op_test_util.hpp"
 #include "bridge/bridge_test_util.hpp"
@@ -46,21 +43,6 @@ TEST(HostMetrics, CountsEveryExecutedOpByLeafAndCategory) {
   EXPECT_EQ(count_of(m.ops_by_kind, "NumericFloat.Sub"), 0u);
   EXPECT_EQ(count_of(m.ops_by_category, "NumericFloat"), 2u);
   EXPECT_EQ(count_of(m.ops_by_category, "Float"), 1u);
-}
-
-std::string get_metrics_text(std::uint16_t port) {
-  namespace http = boost::beast::http;
-  boost::asio::io_context ioc;
-  boost::beast::tcp_stream stream(ioc);
-  stream.connect({boost::asio::ip::make_address("127.0.0.1"), port});
-  http::request<http::empty_body> request{http::verb::get, "/metrics", 11};
-  request.set(http::field::host, "127.0.0.1");
-  http::write(stream, request);
-  boost::beast::flat_buffer buffer;
-  http::response<http::string_body> response;
-  http::read(stream, buffer, response);
-  EXPECT_EQ(response.result(), http::status::ok);
-  return response.body();
 }
 
 // Each session is counted under the wire version its Init named, in the struct and in /metrics.

@@ -15,7 +15,11 @@ set(launcher "")
 if(LAUNCHER)
   set(launcher "-DCMAKE_CXX_COMPILER_LAUNCHER=${LAUNCHER}")
 endif()
+# The project sets no standard, and this compiler's default (C++17 for GCC 11 and later) would
+# hide a package whose targets ask for none: it starts from C++14, as GCC 10 and Clang 15 do, and
+# builds only if torchbridge::client carries its requirement.
 step(${CMAKE_COMMAND} -S "${SOURCE_DIR}" -B "${WORK_DIR}" -G "${GENERATOR}"
-     "-DCMAKE_CXX_COMPILER=${CXX}" "-DCMAKE_PREFIX_PATH=${PREFIX}" ${launcher})
+     "-DCMAKE_CXX_COMPILER=${CXX}" "-DCMAKE_PREFIX_PATH=${PREFIX}" "-DCMAKE_CXX_FLAGS=-std=gnu++14"
+     ${launcher})
 step(${CMAKE_COMMAND} --build "${WORK_DIR}")
 step("${WORK_DIR}/downstream")

@@ -90,17 +90,6 @@ void LoweringTable::set(ir::OpKind kind, LowerFn fn) {
   auto& e = entries_[static_cast<std::size_t>(kind)];
   if (e.fn) duplicates_.push_back(kind);
   e.fn = std::move(fn);
-  e.lowered = true;
-  e.note.clear();
-}
-
-void LoweringTable::unsupported(ir::OpKind kind, std::string reason) {
-  set(kind, [reason](OpContext&, const ir::OperationIr&) -> Status {
-    return make_error(ErrorCode::kUnsupported, "{}", reason);
-  });
-  auto& e = entries_[static_cast<std::size_t>(kind)];
-  e.lowered = false;
-  e.note = std::move(reason);
 }
 
 void LoweringTable::limit(ir::OpKind kind, std::string note) {
@@ -174,7 +163,7 @@ const LoweringTable& lowering_table() {
 LoweringStatus lowering_status(ir::OpKind kind) {
   const auto& e = lowering_table().entry(kind);
   if (!e.fn) return {false, "not lowered yet"};
-  return {e.lowered, e.note};
+  return {true, e.note};
 }
 
 }  // namespace tb::backend::libtorch

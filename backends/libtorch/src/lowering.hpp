@@ -118,8 +118,7 @@ class LoweringTable {
  public:
   struct Entry {
     LowerFn fn;
-    bool lowered = false;
-    std::string note;
+    std::string note;  // a documented limit (limit()), empty for most leaves
   };
 
   // Registers the lowering of one leaf; `f(ctx, payload)` gets the leaf's payload type.
@@ -130,8 +129,6 @@ class LoweringTable {
       return f(ctx, std::get<P>(op.payload));
     });
   }
-  // A leaf LibTorch truly cannot express: executing it is a clear error naming the reason.
-  void unsupported(ir::OpKind kind, std::string reason);
   // A lowered leaf with a documented limit (some options answer a clear error); shown by
   // `torchbridge ops` and docs/op-coverage.md.
   void limit(ir::OpKind kind, std::string note);

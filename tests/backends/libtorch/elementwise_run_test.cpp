@@ -2,10 +2,12 @@
 // leave exactly what running each through its lowering leaves: the same tensors bit for bit (a NaN
 // matches any NaN, see same_bits), the same ids consumed, the same errors. Every test runs one op
 // stream twice, on an executor that fuses (the default) and on one that does not
-// (BackendOptions::fuse_elementwise off), and compares everything.
+// (BackendOptions::fuse_elementwise off), and compares everything; it also checks that the fusing
+// executor did defer ops, since a stream it runs eagerly would compare eager with eager.
 #include <ATen/Parallel.h>
 #include <gmock/gmock.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -32,12 +34,22 @@ struct Outcome {
   std::uint64_t live_tensors = 0;
   bool sync_failed = false;
   bool deferred = false;  // ops were still deferred after the stream's last op
+  // The ops deferred after each op of the stream: the runs the comparison covered.
+  std::vector<std::size_t> deferred_after;
+  std::size_t longest_run() const {
+    return deferred_after.empty() ? 0
+                                  : *std::max_element(deferred_after.begin(), deferred_after.end());
+  }
 };
 
 Outcome run_stream(Executor& e, const Stream& s) {
   Outcome o;
   for (const auto& [id, data] : s.inputs) EXPECT_TRUE(e.register_tensor(TensorId{id}, data));
-  for (const auto& op : s.ops) o.statuses.push_back(e.execute(op));
+  const auto& lt = dynamic_cast<backend::libtorch::LibTorchExecutor&>(e);
+  for (const auto& op : s.ops) {
+    o.statuses.push_back(e.execute(op));
+    o.deferred_after.push_back(lt.deferred_ops());
+  }
   // A dtype query runs nothing: what is deferred stays deferred until the reads.
   e.dtype_usage(DType(DTypeKind::F32));
   o.deferred = e.has_deferred();
@@ -82,6 +94,9 @@ Outcome run_stream(Executor& e, const Stream& s) {
 
 class ElementwiseRun : public OpTest {
  protected:
+  void SetUp() override {
+    if (test_device() != "cpu") GTEST_SKIP() << "element-wise runs are formed on the CPU only";
+  }
   void expect_same(const Stream& s) {
     backend::libtorch::BackendOptions eager_options;
     eager_options.fuse_elementwise = false;
@@ -90,8 +105,10 @@ class ElementwiseRun : public OpTest {
     auto eager = eager_backend->new_executor();
     const Outcome a = run_stream(*fused, s);
     const Outcome b = run_stream(*eager, s);
-    EXPECT_FALSE(b.deferred) << "an executor that does not fuse defers nothing";
-    last_deferred_ = a.deferred;
+    EXPECT_EQ(b.longest_run(), 0u) << "an executor that does not fuse defers nothing";
+    // Without a run on the fusing side the comparison would be eager against eager.
+    EXPECT_GT(a.longest_run(), 0u) << "the fusing executor deferred nothing";
+    fused_ = a;
     ASSERT_EQ(a.reads.size(), b.reads.size());
     EXPECT_EQ(a.live_tensors, b.live_tensors);
     for (std::size_t i = 0; i < a.reads.size(); ++i) {
@@ -104,9 +121,8 @@ class ElementwiseRun : public OpTest {
     }
     EXPECT_EQ(a.sync_failed, b.sync_failed);
   }
-  // Whether the fusing executor's last stream ended with ops deferred (the comparison then
-  // covered a run, not only eager ops).
-  bool last_deferred_ = false;
+  // The fusing executor's outcome of the last stream: which runs the comparison covered.
+  Outcome fused_;
 };
 
 TensorData f32_data(const Dims& dims, const std::vector<float>& v) {
@@ -194,7 +210,7 @@ TEST_F(ElementwiseRun, TheBenchmarkChainIsBitForBitTheSame) {
       s.reads = {f(x, d), f(1, d), f(2, d)};
       SCOPED_TRACE(relu_op ? "relu op" : "mask fill");
       expect_same(s);
-      EXPECT_TRUE(last_deferred_) << "the chain ran as a run";
+      EXPECT_TRUE(fused_.deferred) << "the chain ran as a run";
     }
 }
 
@@ -286,6 +302,10 @@ TEST_F(ElementwiseRun, ScalarOperandsAndResultsStillReferencedAfterTheRun) {
              f(6, d),        f(7, d),        mask_ir(8, d), f(9, d), mask_ir(10, d),
              mask_ir(11, d), mask_ir(12, d), f(13, d)};
   expect_same(s);
+  // One run of every op but the last: a fill with 1e39, past f32's range, is left to the lowering
+  // (which reports it), so it runs the run first.
+  EXPECT_EQ(fused_.longest_run(), s.ops.size() - 1);
+  EXPECT_EQ(fused_.deferred_after.back(), 0u);
 }
 
 // Ops that cannot join a run end it: the run's results are there for them, and after them a new
@@ -321,6 +341,10 @@ TEST_F(ElementwiseRun, OtherOpsAndErrorsInTheMiddleOfAGraph) {
   s.reads = {f(3, d), f(4, d), f(5, d),  f(6, other), f(7, d),
              f(8, d), f(9, d), f(10, d), f(11, d),    f(12, d)};
   expect_same(s);
+  // The runs: [add], exp (ends it), [mul], [mul_scalar on the other shape], the f64 op (ends
+  // it), [sub_scalar], the adds on a consumed, a failed and an unknown input (each fails, eager),
+  // [add], read at the end.
+  EXPECT_EQ(fused_.deferred_after, (std::vector<std::size_t>{1, 0, 1, 1, 0, 1, 0, 0, 0, 1}));
 }
 
 }  // namespace
@@ -334,6 +358,7 @@ namespace {
 TEST_F(ElementwiseRun, RandomStreamsMatchOpByOp) {
   const Dims d{3, 5};
   const auto nd = TensorStatus::NotInit;
+  std::size_t longest = 0;
   for (std::uint32_t seed = 1; seed <= 60; ++seed) {
     std::mt19937 rng(seed);
     const auto pick = [&](std::size_t n) { return static_cast<std::size_t>(rng() % n); };
@@ -488,7 +513,10 @@ TEST_F(ElementwiseRun, RandomStreamsMatchOpByOp) {
     for (std::uint64_t id : masks) s.reads.push_back(mask_ir(id, d));
     SCOPED_TRACE(seed);
     expect_same(s);
+    longest = std::max(longest, fused_.longest_run());
   }
+  // Runs of ten ops and more came up, not only short ones.
+  EXPECT_GE(longest, 10u);
 }
 
 }  // namespace

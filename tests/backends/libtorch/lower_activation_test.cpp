@@ -43,24 +43,12 @@ std::vector<double> map(const std::vector<double>& x, double (*f)(double)) {
 
 class ActivationOp : public OpTest {
  protected:
-  ActivationOp() {
-    registry->add(
-        "transpose",
-        [](const backend::libtorch::CustomOpCall& call) -> Result<std::vector<at::Tensor>> {
-          return std::vector<at::Tensor>{call.inputs.at(0).transpose(0, 1)};
-        });
-  }
   TensorIr input(Dims dims, DType dtype, const std::vector<double>& values) {
     auto t = tir(next_++, std::move(dims), dtype);
     put(t, values);
     return t;
   }
   TensorIr output(Dims dims, DType dtype) { return out(next_++, std::move(dims), dtype); }
-  TensorIr transposed(const TensorIr& t) {
-    auto o = output({t.shape.dims[1], t.shape.dims[0]}, t.dtype);
-    run(make_op<OpKind::Custom_Op>(CustomOpIr{"transpose", {t}, {o}, {}}));
-    return ro(o);
-  }
 
   template <OpKind K>
   std::vector<double> unary(const std::vector<double>& x, DType d = DTypeKind::F32) {

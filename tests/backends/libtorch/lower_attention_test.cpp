@@ -7,7 +7,6 @@
 #include <cstdint>
 #include <limits>
 #include <optional>
-#include <random>
 #include <vector>
 
 #include <gmock/gmock.h>
@@ -23,25 +22,10 @@ using Vec = std::vector<double>;
 using I64 = std::int64_t;
 using Id = std::uint64_t;
 
-constexpr DTypeKind kF32 = DTypeKind::F32, kF64 = DTypeKind::F64, kF16 = DTypeKind::F16,
-                    kBF16 = DTypeKind::BF16;
 constexpr double kInf = std::numeric_limits<double>::infinity();
 // The logsumexp of a query that sees no key (Burn's clamped max + log(clamped sum), in f32).
 constexpr double kF32Lowest = std::numeric_limits<float>::lowest();
 
-// Deterministic pseudo-random values in [lo, hi), rounded to 1/64 so that f16 holds them.
-Vec rnd(std::size_t n, unsigned seed, double lo = -1, double hi = 1) {
-  std::mt19937 gen(seed);
-  std::uniform_real_distribution<double> dist(lo, hi);
-  Vec v(n);
-  for (auto& x : v) x = std::round(dist(gen) * 64) / 64;
-  return v;
-}
-double dot(const Vec& a, const Vec& b) {
-  double s = 0;
-  for (std::size_t i = 0; i < a.size(); ++i) s += a[i] * b[i];
-  return s;
-}
 Dims dims4(I64 a, I64 b, I64 c, I64 d) {
   return {static_cast<std::uint64_t>(a), static_cast<std::uint64_t>(b),
           static_cast<std::uint64_t>(c), static_cast<std::uint64_t>(d)};

@@ -9,23 +9,6 @@ namespace {
 
 using ::testing::HasSubstr;
 
-const DType kF64 = DTypeKind::F64;
-const DType kF32 = DTypeKind::F32;
-const DType kFlex32 = DTypeKind::Flex32;
-const DType kF16 = DTypeKind::F16;
-const DType kBF16 = DTypeKind::BF16;
-const DType kI64 = DTypeKind::I64;
-const DType kI32 = DTypeKind::I32;
-const DType kI16 = DTypeKind::I16;
-const DType kI8 = DTypeKind::I8;
-const DType kU64 = DTypeKind::U64;
-const DType kU32 = DTypeKind::U32;
-const DType kU16 = DTypeKind::U16;
-const DType kU8 = DTypeKind::U8;
-const DType kBool = DType::boolean(BoolStore::Native);
-const DType kBoolU8 = DType::boolean(BoolStore::U8);
-const DType kBoolU32 = DType::boolean(BoolStore::U32);
-
 const double kNaN = std::nan("");
 const double kInf = std::numeric_limits<double>::infinity();
 // Exactly representable large unsigned values (doubles carry them through the test harness).

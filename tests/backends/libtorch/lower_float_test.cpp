@@ -28,14 +28,6 @@ double bf16(double v) {
 
 class FloatOp : public OpTest {
  protected:
-  FloatOp() {
-    registry->add(
-        "transpose",
-        [](const backend::libtorch::CustomOpCall& call) -> Result<std::vector<at::Tensor>> {
-          return std::vector<at::Tensor>{call.inputs.at(0).transpose(0, 1)};
-        });
-  }
-
   TensorIr input(Dims dims, DType dtype, const std::vector<double>& values) {
     auto t = tir(next_++, std::move(dims), dtype);
     put(t, values);
@@ -43,12 +35,6 @@ class FloatOp : public OpTest {
   }
   TensorIr output(Dims dims, DType dtype = DTypeKind::F32) {
     return out(next_++, std::move(dims), dtype);
-  }
-  // A transposed, non-contiguous view of a 2-D tensor (through a custom op).
-  TensorIr transposed(const TensorIr& t) {
-    auto o = output({t.shape.dims[1], t.shape.dims[0]}, t.dtype);
-    run(make_op<OpKind::Custom_Op>(CustomOpIr{"transpose", {t}, {o}, {}}));
-    return ro(o);
   }
 
   // Runs a unary Float op on `x` (shape [n]) and returns the result in `dtype`.

@@ -15,14 +15,6 @@ using ::testing::HasSubstr;
 
 class IntOp : public OpTest {
  protected:
-  IntOp() {
-    registry->add(
-        "transpose",
-        [](const backend::libtorch::CustomOpCall& call) -> Result<std::vector<at::Tensor>> {
-          return std::vector<at::Tensor>{call.inputs.at(0).transpose(0, 1)};
-        });
-  }
-
   TensorIr input(Dims dims, DType dtype, const std::vector<double>& values) {
     auto t = tir(next_++, std::move(dims), dtype);
     put(t, values);
@@ -51,11 +43,6 @@ class IntOp : public OpTest {
     return out;
   }
   TensorIr output(Dims dims, DType dtype) { return out(next_++, std::move(dims), dtype); }
-  TensorIr transposed(const TensorIr& t) {
-    auto o = output({t.shape.dims[1], t.shape.dims[0]}, t.dtype);
-    run(make_op<OpKind::Custom_Op>(CustomOpIr{"transpose", {t}, {o}, {}}));
-    return ro(o);
-  }
 
   template <OpKind K>
   std::vector<double> binary(DType d, Dims ld, const std::vector<double>& l, Dims rd,
@@ -377,10 +364,6 @@ TEST_F(Int_Matmul, LargeInnerDimensionInChunks) {
 
 // ---- Bool
 // ----------------------------------------------------------------------------------------
-
-const DType kBool = DType::boolean(BoolStore::Native);
-const DType kBoolU8 = DType::boolean(BoolStore::U8);
-const DType kBoolU32 = DType::boolean(BoolStore::U32);
 
 class Bool_IntoFloat : public IntOp {};
 TEST_F(Bool_IntoFloat, OneAndZeroInTheDeclaredDType) {

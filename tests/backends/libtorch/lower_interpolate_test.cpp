@@ -6,7 +6,6 @@
 #include <cmath>
 #include <limits>
 #include <optional>
-#include <random>
 #include <string>
 #include <utility>
 #include <vector>
@@ -29,19 +28,6 @@ using Round = NearestRoundingModeIr;
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-// Deterministic values in [lo, hi), multiples of 1/64 (exact in f32).
-Vec rnd(std::size_t n, unsigned seed, double lo = -2, double hi = 2) {
-  std::mt19937 gen(seed);
-  std::uniform_real_distribution<double> dist(lo, hi);
-  Vec v(n);
-  for (auto& x : v) x = std::round(dist(gen) * 64) / 64;
-  return v;
-}
-double dot(const Vec& a, const Vec& b) {
-  double s = 0;
-  for (std::size_t i = 0; i < a.size(); ++i) s += a[i] * b[i];
-  return s;
-}
 Usizes<2> u2(I64 a, I64 b) {
   return {static_cast<std::uint64_t>(a), static_cast<std::uint64_t>(b)};
 }
@@ -487,7 +473,8 @@ TEST_F(Module_InterpolateV6, EveryCombinationMatchesTheReference) {
           for (auto [oh, ow] : kOutputs) {
             auto o = o0;
             if (scaled) o.scale_factor = scale_for(h, w, oh, ow);
-            const Vec xv = rnd(static_cast<std::size_t>(2 * h * w), static_cast<unsigned>(h * w));
+            const Vec xv =
+                rnd(static_cast<std::size_t>(2 * h * w), static_cast<unsigned>(h * w), -2, 2);
             const auto y = forward(xv, dims4(1, 2, h, w), oh, ow, o, dt);
             expect_near(y, ref_forward(ref_plane(o, h, w, oh, ow), xv, 2, h * w),
                         dt == DTypeKind::F64 ? 1e-10 : 1e-5);
@@ -534,13 +521,13 @@ TEST_F(Module_InterpolateBackwardV6, EveryCombinationIsTheAdjointOfTheForward) {
             auto o = o0;
             if (scaled) o.scale_factor = scale_for(h, w, oh, ow);
             const auto xd = dims4(2, 1, h, w);
-            const Vec gv = rnd(static_cast<std::size_t>(2 * oh * ow), ++seed);
+            const Vec gv = rnd(static_cast<std::size_t>(2 * oh * ow), ++seed, -2, 2);
             const auto gx = backward(xd, gv, oh, ow, o, dt);
             const double tol = dt == DTypeKind::F64 ? 1e-10 : 1e-5;
             expect_near(gx, ref_backward(ref_plane(o, h, w, oh, ow), gv, 2, h * w), tol);
             // <interp(x) - interp(0), g> = <x, interp_backward(g)>, from the lowering alone
             // (interp(0) holds the extrapolated constants).
-            const Vec xv = rnd(static_cast<std::size_t>(2 * h * w), ++seed);
+            const Vec xv = rnd(static_cast<std::size_t>(2 * h * w), ++seed, -2, 2);
             const auto y = forward(xv, xd, oh, ow, o, dt);
             const auto y0 = forward(Vec(xv.size(), 0.0), xd, oh, ow, o, dt);
             Vec lin(y.size());

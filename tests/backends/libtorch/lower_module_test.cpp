@@ -5,8 +5,6 @@
 #include <cmath>
 #include <functional>
 #include <limits>
-#include <numeric>
-#include <random>
 #include <utility>
 #include <vector>
 
@@ -29,19 +27,6 @@ Vec seq(std::size_t n, double start = 0, double step = 1) {
   Vec v(n);
   for (std::size_t i = 0; i < n; ++i) v[i] = start + step * static_cast<double>(i);
   return v;
-}
-// Deterministic pseudo-random values in [lo, hi), rounded to 1/64 so that f16 holds them.
-Vec rnd(std::size_t n, unsigned seed, double lo = -1, double hi = 1) {
-  std::mt19937 gen(seed);
-  std::uniform_real_distribution<double> dist(lo, hi);
-  Vec v(n);
-  for (auto& x : v) x = std::round(dist(gen) * 64) / 64;
-  return v;
-}
-double dot(const Vec& a, const Vec& b) {
-  double s = 0;
-  for (std::size_t i = 0; i < a.size(); ++i) s += a[i] * b[i];
-  return s;
 }
 // Values rounded through `dtype` (what registering them stores).
 Vec rounded(const Vec& v, DTypeKind dtype) {

@@ -24,31 +24,8 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 using V = std::vector<double>;
 using U = std::vector<std::uint64_t>;
 
-const DType kF32 = DTypeKind::F32;
-const DType kF64 = DTypeKind::F64;
-const DType kF16 = DTypeKind::F16;
-const DType kBF16 = DTypeKind::BF16;
-const DType kI64 = DTypeKind::I64;
-const DType kI32 = DTypeKind::I32;
-const DType kI16 = DTypeKind::I16;
-const DType kI8 = DTypeKind::I8;
-const DType kU64 = DTypeKind::U64;
-const DType kU32 = DTypeKind::U32;
-const DType kU16 = DTypeKind::U16;
-const DType kU8 = DTypeKind::U8;
-const DType kBool = DType::boolean(BoolStore::Native);
-
 class NumericTest : public OpTest {
  protected:
-  NumericTest() {
-    // A non-contiguous view of its input, to feed strided tensors to the lowerings.
-    registry->add(
-        "transpose",
-        [](const backend::libtorch::CustomOpCall& call) -> Result<std::vector<at::Tensor>> {
-          return std::vector<at::Tensor>{call.inputs.at(0).t()};
-        });
-  }
-
   std::uint64_t next_id() { return id_++; }
 
   // A fresh input tensor holding `values`.
@@ -82,14 +59,6 @@ class NumericTest : public OpTest {
     U out(data.value().bytes.size() / 8);
     std::memcpy(out.data(), data.value().bytes.data(), out.size() * 8);
     return out;
-  }
-
-  // The transpose of a 2-D tensor, as a strided view.
-  TensorIr transposed(const TensorIr& t) {
-    const Dims& d = t.shape.dims;
-    const auto r = o({d.at(1), d.at(0)}, t.dtype);
-    run(make_op<OpKind::Custom_Op>(CustomOpIr{"transpose", {t}, {r}, {}}));
-    return ro(r);
   }
 
   template <OpKind K>

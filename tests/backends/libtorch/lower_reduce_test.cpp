@@ -23,14 +23,6 @@ constexpr double kU64TopTwiceHalf = 9223372036854773760.0;  // ((2 * (2^64 - 204
 
 class ReduceTest : public OpTest {
  protected:
-  ReduceTest() {
-    registry->add(
-        "transpose",
-        [](const backend::libtorch::CustomOpCall& call) -> Result<std::vector<at::Tensor>> {
-          return std::vector<at::Tensor>{call.inputs.at(0).t()};
-        });
-  }
-
   // Registers the 2-D `t` holding `values` (row-major) as a non-contiguous (transposed) view.
   void put_transposed(const TensorIr& t, const V& values) {
     const auto r = t.shape.dims.at(0), c = t.shape.dims.at(1);
@@ -39,8 +31,7 @@ class ReduceTest : public OpTest {
       for (std::uint64_t j = 0; j < c; ++j) src[j * r + i] = values[i * c + j];
     const auto s = tir(t.id.value + 1000, {c, r}, t.dtype);
     put(s, src);
-    run(make_op<OpKind::Custom_Op>(
-        CustomOpIr{"transpose", {rw(s)}, {out(t.id.value, t.shape.dims, t.dtype)}, {}}));
+    transposed(rw(s), t.id.value);
   }
 
   // Int argmax/argmin indices: read as declared, answered as I64 (as Burn's backends do).

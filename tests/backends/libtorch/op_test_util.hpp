@@ -7,7 +7,9 @@
 
 #include <cmath>
 #include <cstring>
+#include <numeric>
 #include <optional>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -23,6 +25,37 @@
 namespace tb::test {
 
 using namespace tb::ir;
+
+// Every dtype the op tests name.
+inline const DType kF64 = DTypeKind::F64;
+inline const DType kF32 = DTypeKind::F32;
+inline const DType kFlex32 = DTypeKind::Flex32;
+inline const DType kF16 = DTypeKind::F16;
+inline const DType kBF16 = DTypeKind::BF16;
+inline const DType kI64 = DTypeKind::I64;
+inline const DType kI32 = DTypeKind::I32;
+inline const DType kI16 = DTypeKind::I16;
+inline const DType kI8 = DTypeKind::I8;
+inline const DType kU64 = DTypeKind::U64;
+inline const DType kU32 = DTypeKind::U32;
+inline const DType kU16 = DTypeKind::U16;
+inline const DType kU8 = DTypeKind::U8;
+inline const DType kBool = DType::boolean(BoolStore::Native);
+inline const DType kBoolU8 = DType::boolean(BoolStore::U8);
+inline const DType kBoolU32 = DType::boolean(BoolStore::U32);
+
+// Deterministic pseudo-random values in [lo, hi), multiples of 1/64: exact in f32, and in f16 and
+// bf16 while |x| < 4, so every float dtype holds the same inputs.
+inline std::vector<double> rnd(std::size_t n, unsigned seed, double lo = -1, double hi = 1) {
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<double> dist(lo, hi);
+  std::vector<double> v(n);
+  for (auto& x : v) x = std::round(dist(gen) * 64) / 64;
+  return v;
+}
+inline double dot(const std::vector<double>& a, const std::vector<double>& b) {
+  return std::inner_product(a.begin(), a.end(), b.begin(), 0.0);
+}
 
 inline TensorIr tir(std::uint64_t id, Dims dims, DType dtype = DTypeKind::F32,
                     TensorStatus status = TensorStatus::ReadOnly) {
@@ -213,6 +246,22 @@ class OpTest : public ::testing::Test {
     EXPECT_FALSE(s) << fmt::format("{}", op) << " succeeded";
     return s ? std::string() : s.error().what();
   }
+  // The transpose of the 2-D tensor `t` as a strided view, stored as tensor `id` (by default an
+  // id of its own, far above any a test picks): feeds non-contiguous inputs to the lowerings. The
+  // custom op "transpose" makes the view, so that no lowering under test does.
+  TensorIr transposed(const TensorIr& t, std::optional<std::uint64_t> id = std::nullopt) {
+    if (!registry->find("transpose")) {
+      registry->add(
+          "transpose",
+          [](const backend::libtorch::CustomOpCall& call) -> Result<std::vector<at::Tensor>> {
+            return std::vector<at::Tensor>{call.inputs.at(0).t()};
+          });
+    }
+    const auto o =
+        out(id.value_or(next_view_id_++), {t.shape.dims.at(1), t.shape.dims.at(0)}, t.dtype);
+    run(make_op<OpKind::Custom_Op>(CustomOpIr{"transpose", {t}, {o}, {}}));
+    return ro(o);
+  }
   // Reads t (as ReadOnly unless t says otherwise) and returns its values; checks shape and dtype.
   std::vector<double> get(const TensorIr& t) {
     TensorIr read = t;
@@ -229,6 +278,9 @@ class OpTest : public ::testing::Test {
       std::make_shared<backend::libtorch::CustomOpRegistry>();
   std::unique_ptr<backend::Backend> backend_;
   std::unique_ptr<backend::Executor> exec;
+
+ private:
+  std::uint64_t next_view_id_ = std::uint64_t{1} << 40;
 };
 
 // Element-wise comparison with a relative tolerance; NaNs match NaNs, infinities match.
