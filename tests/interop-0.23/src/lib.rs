@@ -3,3 +3,5 @@
 
 #[path = "../../interop/src/harness.rs"]
 pub mod harness;
+#[path = "../../interop/src/inputs.rs"]
+pub mod inputs;

@@ -19,38 +19,14 @@ use burn::tensor::ops::{
     CubicOptions, IndexingUpdateOp, InterpolateMode, InterpolateOptions, MaxPoolOptions,
     NearestRoundingMode,
 };
-use burn::tensor::{Bool, Gradients, Int, TensorData};
+use burn::tensor::{Bool, TensorData};
 use torchbridge_interop::harness::{check, values};
+use torchbridge_interop::inputs::{ad, bools, floats, g, idx_data, ints, loss, p, t, ts};
 use CausalAlignment::{BottomRight, TopLeft};
 use CoordinateTransformMode::{AlignCorners, Asymmetric, HalfPixel, HalfPixelSymmetric, PytorchHalfPixel};
 
 // ---------------------------------------------------------------------------------------------
-// Inputs
-
-/// A float tensor of `shape` with values in [-1, 1) keyed by `seed`.
-fn t<const D: usize>(shape: [usize; D], seed: u64, device: &Device) -> Tensor<D> {
-    let n = shape.iter().product();
-    Tensor::from_data(TensorData::new(values(n, seed), shape), device)
-}
-
-/// Like `t`, scaled by `scale`.
-fn ts<const D: usize>(shape: [usize; D], seed: u64, scale: f32, device: &Device) -> Tensor<D> {
-    let n = shape.iter().product();
-    let v = values(n, seed).into_iter().map(|x| x * scale).collect::<Vec<_>>();
-    Tensor::from_data(TensorData::new(v, shape), device)
-}
-
-fn floats<const D: usize>(data: Vec<f32>, shape: [usize; D], device: &Device) -> Tensor<D> {
-    Tensor::from_data(TensorData::new(data, shape), device)
-}
-
-fn ints<const D: usize>(data: Vec<i64>, shape: [usize; D], device: &Device) -> Tensor<D, Int> {
-    Tensor::from_data(TensorData::new(data, shape), device)
-}
-
-fn bools<const D: usize>(data: Vec<bool>, shape: [usize; D], device: &Device) -> Tensor<D, Bool> {
-    Tensor::from_data(TensorData::new(data, shape), device)
-}
+// Inputs (the shared ones: torchbridge_interop::inputs)
 
 /// A bool tensor of `shape` keyed by `seed`, about half true.
 fn bits<const D: usize>(shape: [usize; D], seed: u64, device: &Device) -> Tensor<D, Bool> {
@@ -67,35 +43,6 @@ fn divisors<const D: usize>(shape: [usize; D], seed: u64, device: &Device) -> Te
         .map(|x| x.signum() * (0.5 + 1.5 * x.abs()))
         .collect::<Vec<_>>();
     Tensor::from_data(TensorData::new(v, shape), device)
-}
-
-// ---------------------------------------------------------------------------------------------
-// Autodiff helpers
-
-/// The autodiff flavour of the device a program was handed.
-fn ad(device: &Device) -> Device {
-    device.clone().autodiff()
-}
-
-/// A leaf that tracks its gradient.
-fn p<const D: usize>(shape: [usize; D], seed: u64, device: &Device) -> Tensor<D> {
-    t(shape, seed, device).require_grad()
-}
-
-/// sum(y * w) for a fixed w: every output element gets a different upstream gradient.
-fn loss<const D: usize>(y: Tensor<D>, seed: u64) -> Tensor<1> {
-    let w = t(y.dims(), seed, &y.device());
-    (y * w).sum()
-}
-
-fn g<const D: usize>(x: &Tensor<D>, grads: &Gradients) -> TensorData {
-    x.grad(grads).expect("no gradient for a tracked leaf").into_data()
-}
-
-/// Max-pool indices as i64: the index dtype is the device's default int dtype, which Burn's remote
-/// client sets to I64 and Flex to I32.
-fn idx_data<const D: usize>(indices: Tensor<D, Int>) -> TensorData {
-    indices.into_data().convert::<i64>()
 }
 
 // ---------------------------------------------------------------------------------------------

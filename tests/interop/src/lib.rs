@@ -2,3 +2,4 @@
 //! against a torchbridge host and against Burn's own backends in the same run.
 
 pub mod harness;
+pub mod inputs;

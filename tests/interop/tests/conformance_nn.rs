@@ -14,67 +14,18 @@ use burn::tensor::ops::{
     GridSampleOptions, GridSamplePaddingMode, InterpolateMode, InterpolateOptions, MaxPoolOptions,
     UnfoldOptions,
 };
-use burn::tensor::{Bool, Gradients, Int, TensorData};
+use burn::tensor::{Int, TensorData};
 use torchbridge_interop::harness::{check, values};
+use torchbridge_interop::inputs::{ad, bools, g, idx_data, ints, loss, p, t, ts};
 
 // ---------------------------------------------------------------------------------------------
-// Inputs
-
-/// A float tensor of `shape` with values in [-1, 1) keyed by `seed`.
-fn t<const D: usize>(shape: [usize; D], seed: u64, device: &Device) -> Tensor<D> {
-    let n = shape.iter().product();
-    Tensor::from_data(TensorData::new(values(n, seed), shape), device)
-}
-
-/// Like `t`, scaled by `scale` (for activations' interesting ranges).
-fn ts<const D: usize>(shape: [usize; D], seed: u64, scale: f32, device: &Device) -> Tensor<D> {
-    let n = shape.iter().product();
-    let v = values(n, seed).into_iter().map(|x| x * scale).collect::<Vec<_>>();
-    Tensor::from_data(TensorData::new(v, shape), device)
-}
+// Inputs (the shared ones: torchbridge_interop::inputs)
 
 /// Strictly positive values in [0.5, 1.5) (variances, scales).
 fn pos<const D: usize>(shape: [usize; D], seed: u64, device: &Device) -> Tensor<D> {
     let n = shape.iter().product();
     let v = values(n, seed).into_iter().map(|x| x * 0.5 + 1.0).collect::<Vec<_>>();
     Tensor::from_data(TensorData::new(v, shape), device)
-}
-
-fn ints<const D: usize>(data: Vec<i64>, shape: [usize; D], device: &Device) -> Tensor<D, Int> {
-    Tensor::from_data(TensorData::new(data, shape), device)
-}
-
-fn bools<const D: usize>(data: Vec<bool>, shape: [usize; D], device: &Device) -> Tensor<D, Bool> {
-    Tensor::from_data(TensorData::new(data, shape), device)
-}
-
-// ---------------------------------------------------------------------------------------------
-// Autodiff helpers
-
-/// The autodiff flavour of the device a program was handed.
-fn ad(device: &Device) -> Device {
-    device.clone().autodiff()
-}
-
-/// A leaf that tracks its gradient.
-fn p<const D: usize>(shape: [usize; D], seed: u64, device: &Device) -> Tensor<D> {
-    t(shape, seed, device).require_grad()
-}
-
-/// sum(y * w) for a fixed w: every output element gets a different upstream gradient.
-fn loss<const D: usize>(y: Tensor<D>, seed: u64) -> Tensor<1> {
-    let w = t(y.dims(), seed, &y.device());
-    (y * w).sum()
-}
-
-/// Max-pool indices as i64: the index dtype is the device's default int dtype, which Burn's remote
-/// client sets to I64 and Flex to I32 (the client asks for it; the host honours it).
-fn idx_data<const D: usize>(indices: Tensor<D, Int>) -> TensorData {
-    indices.into_data().convert::<i64>()
-}
-
-fn g<const D: usize>(x: &Tensor<D>, grads: &Gradients) -> TensorData {
-    x.grad(grads).expect("no gradient for a tracked leaf").into_data()
 }
 
 // ---------------------------------------------------------------------------------------------
