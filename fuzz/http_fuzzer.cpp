@@ -18,8 +18,8 @@
 
 #include "canonical.hpp"
 #include "repository_scan.hpp"
-#include "request_policy.hpp"
-#include "routes.hpp"
+#include "transport/request_policy.hpp"
+#include "transport/routes.hpp"
 
 namespace {
 

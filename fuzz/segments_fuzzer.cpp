@@ -1,4 +1,4 @@
-// libFuzzer target for Burn 0.23's tagged framing on `/session` (bridge/src/framing.hpp): a
+// libFuzzer target for Burn 0.23's tagged framing on `/session` (bridge/src/transport/framing.hpp): a
 // sequence of websocket messages driven through framing::Reassembly exactly as the session does
 // (ws_session.cpp): each message read into a net::MessageBuffer under the limit the reassembly
 // gives, heads and segments handed over, and every whole or completed message decoded as the
@@ -18,9 +18,9 @@
 #include <vector>
 
 #include "canonical.hpp"
-#include "framing.hpp"
 #include "net/message_buffer.hpp"
 #include "torchbridge/ir/block_cache.hpp"
+#include "transport/framing.hpp"
 
 namespace {
 

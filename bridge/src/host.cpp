@@ -10,11 +10,11 @@
 
 #include "guard.hpp"
 #include "host_state.hpp"
-#include "listener.hpp"
 #include "metrics.hpp"
 #include "net/io_loop.hpp"
 #include "net/tls.hpp"
 #include "torchbridge/ir/block_cache.hpp"
+#include "transport/listener.hpp"
 
 namespace tb::bridge {
 

@@ -9,15 +9,15 @@
 #include <memory>
 #include <vector>
 
-#include "collective.hpp"
-#include "data_service.hpp"
+#include "cluster/collective.hpp"
+#include "cluster/transfers.hpp"
 #include "memory.hpp"
 #include "net/tls.hpp"
-#include "request_policy.hpp"
-#include "session_registry.hpp"
-#include "task_runner.hpp"
+#include "session/session_registry.hpp"
+#include "session/task_runner.hpp"
 #include "torchbridge/bridge/host.hpp"
-#include "transfers.hpp"
+#include "transport/data_service.hpp"
+#include "transport/request_policy.hpp"
 
 namespace tb::bridge {
 

@@ -1,4 +1,4 @@
-#include "collective.hpp"
+#include "cluster/collective.hpp"
 
 #include <atomic>
 #include <functional>
@@ -7,7 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "bridge/bridge_test_util.hpp"
-#include "task_runner.hpp"
+#include "session/task_runner.hpp"
 #include "torchbridge/libtorch/libtorch.hpp"
 
 namespace tb::bridge {

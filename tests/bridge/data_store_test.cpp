@@ -4,9 +4,9 @@
 // an error and takes nothing, so the client's own transfer still finds its tensor.
 #include <gtest/gtest.h>
 
-#include "out_frame.hpp"
-#include "relay.hpp"
-#include "transfers.hpp"
+#include "cluster/relay.hpp"
+#include "cluster/transfers.hpp"
+#include "transport/out_frame.hpp"
 
 namespace tb::bridge {
 namespace {

@@ -8,8 +8,8 @@
 #include <boost/beast/websocket.hpp>
 
 #include "backends/libtorch/op_test_util.hpp"
-#include "data_service.hpp"
 #include "torchbridge/ir/codec.hpp"
+#include "transport/data_service.hpp"
 
 namespace tb::test {
 namespace {

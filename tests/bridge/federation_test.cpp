@@ -10,10 +10,10 @@
 #include <boost/asio.hpp>
 
 #include "bridge_test_util.hpp"
-#include "collective.hpp"
+#include "cluster/collective.hpp"
 #include "host_raw_client.hpp"
 #include "member_record.hpp"
-#include "task_runner.hpp"
+#include "session/task_runner.hpp"
 #include "torchbridge/bridge/c10d_federation.hpp"
 #include "torchbridge/libtorch/libtorch.hpp"
 

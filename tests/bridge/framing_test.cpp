@@ -1,6 +1,6 @@
 // Burn 0.23's message layer (framing.hpp), checked against burn-remote 0.23.0-pre.1's own rules
 // (src/transport/message.rs and its tests).
-#include "framing.hpp"
+#include "transport/framing.hpp"
 
 #include <numeric>
 

@@ -1,4 +1,4 @@
-#include "graph.hpp"
+#include "session/graph.hpp"
 
 #include <gtest/gtest.h>
 

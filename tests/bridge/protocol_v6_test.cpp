@@ -8,7 +8,7 @@
 
 #include "backends/libtorch/op_test_util.hpp"
 #include "bridge/host_raw_client.hpp"
-#include "framing.hpp"
+#include "transport/framing.hpp"
 
 namespace tb::test {
 namespace {

@@ -12,7 +12,7 @@
 #include <boost/beast/http.hpp>
 
 #include "bridge/host_raw_client.hpp"
-#include "request_policy.hpp"
+#include "transport/request_policy.hpp"
 
 namespace tb::test {
 namespace {

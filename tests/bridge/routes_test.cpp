@@ -2,7 +2,7 @@
 // drive the same routes on a running host.
 #include <gtest/gtest.h>
 
-#include "routes.hpp"
+#include "transport/routes.hpp"
 
 namespace tb::bridge {
 namespace {

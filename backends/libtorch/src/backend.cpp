@@ -2,9 +2,9 @@
 #include <ATen/detail/CUDAHooksInterface.h>
 #include <fmt/format.h>
 
-#include "aten_guard.hpp"
-#include "device_memory.hpp"
-#include "executor.hpp"
+#include "exec/executor.hpp"
+#include "runtime/aten_guard.hpp"
+#include "runtime/device_memory.hpp"
 #include "torchbridge/libtorch/libtorch.hpp"
 
 #if __has_include(<torch/version.h>)

@@ -1,7 +1,7 @@
 // Reading the input checks AOTInductor generates into a package's wrapper source
 // (aoti_inputs.hpp). The snippets below are cut from a package made by PyTorch 2.15
 // (tests/models/make_aoti_models.py), so this runs in every build, whatever its LibTorch.
-#include "aoti_inputs.hpp"
+#include "models/aoti_inputs.hpp"
 
 #include <gmock/gmock.h>
 

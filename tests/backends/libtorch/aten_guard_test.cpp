@@ -1,4 +1,4 @@
-#include "aten_guard.hpp"
+#include "runtime/aten_guard.hpp"
 
 #include <new>
 #include <stdexcept>

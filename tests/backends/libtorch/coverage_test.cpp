@@ -11,7 +11,7 @@
 
 #include <gmock/gmock.h>
 
-#include "lowering.hpp"
+#include "lower/lowering.hpp"
 
 namespace tb::backend::libtorch {
 namespace {

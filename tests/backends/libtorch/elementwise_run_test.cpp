@@ -14,7 +14,7 @@
 #include <random>
 
 #include "backends/libtorch/op_test_util.hpp"
-#include "executor.hpp"
+#include "exec/executor.hpp"
 
 namespace tb::test {
 namespace {

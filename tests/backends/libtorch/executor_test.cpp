@@ -1,4 +1,4 @@
-#include "executor.hpp"
+#include "exec/executor.hpp"
 
 #include <gmock/gmock.h>
 
@@ -347,7 +347,7 @@ TEST_F(Custom_Op, HandlersReceiveEveryScalarKind) {
 namespace tb::test {
 namespace {
 
-// The collectives run in the host (bridge/src/collective.cpp, tests/bridge/collective_test.cpp);
+// The collectives run in the host (bridge/src/cluster/collective.cpp, tests/bridge/collective_test.cpp);
 // a lone executor refuses AllReduce clearly and treats SyncCollective as done.
 class Distributed_AllReduce : public OpTest {};
 TEST_F(Distributed_AllReduce, ALoneExecutorRefusesWithAClearError) {

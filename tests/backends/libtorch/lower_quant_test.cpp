@@ -8,7 +8,7 @@
 
 #include "backends/libtorch/op_test_util.hpp"
 #include "backends/libtorch/quant_test_util.hpp"
-#include "executor.hpp"
+#include "exec/executor.hpp"
 
 namespace tb::test {
 namespace {

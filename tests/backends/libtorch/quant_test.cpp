@@ -1,8 +1,8 @@
 // Quantized tensors on the LibTorch backend: Burn's QFloat byte layout for every scheme, the
 // dequantized values, transfers, golden vectors from Burn itself, and quantized tensors flowing
 // into ordinary ops. The reference layout below is written from burn-std/burn-cubecl, apart from
-// backends/libtorch/src/quant.cpp.
-#include "quant.hpp"
+// backends/libtorch/src/quant/quant.cpp.
+#include "quant/quant.hpp"
 
 #include <cmath>
 #include <cstring>
@@ -14,7 +14,7 @@
 
 #include "backends/libtorch/op_test_util.hpp"
 #include "backends/libtorch/quant_test_util.hpp"
-#include "executor.hpp"
+#include "exec/executor.hpp"
 #include "torchbridge/ir/codec.hpp"
 
 namespace tb::test {

@@ -4,7 +4,7 @@
 
 #include <limits>
 
-#include "small_cpu.hpp"
+#include "lower/small_cpu.hpp"
 
 namespace tb::backend::libtorch {
 namespace {

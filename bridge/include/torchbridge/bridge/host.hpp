@@ -64,7 +64,7 @@ struct HostOptions {
   int io_threads = 2;
   Limits limits;
   // Origins whose web pages may use the host (a browser sends `Origin`; Burn's client does not):
-  // every request carrying another `Origin` is refused (bridge/src/request_policy.hpp).
+  // every request carrying another `Origin` is refused (bridge/src/transport/request_policy.hpp).
   std::vector<std::string> allowed_origins;
   // Shared secret the handshake's authorization bytes (or an `Authorization: Bearer` header on the
   // upgrade request) must carry; none: every client is served.

@@ -1,5 +1,5 @@
 // The Burn wire versions a host serves, one row per burn-remote PROTOCOL_VERSION. A session's
-// profile is picked from its Init's version at the handshake (bridge/src/ws_session.cpp) and kept
+// profile is picked from its Init's version at the handshake (bridge/src/transport/ws_session.cpp) and kept
 // for the session's life; what differs between versions hangs off its row, everything else is
 // shared. Logs, /metrics and `torchbridge --version` name sessions and the host by these rows.
 //

@@ -1,0 +1,125 @@
+// Chains of element-wise ops run as one loop (issue 18, compiled replays).
+//
+// Burn's fusion client sends chains of element-wise ops as one registered graph and replays it by
+// id; its plain client sends them one by one. Each op on a small tensor costs ATen's dispatch, a
+// TensorIterator and a new storage, several times what the arithmetic costs. The executor defers
+// the ops this class accepts, whichever way they come, and evaluates the whole run block by block
+// when anything else reaches it (another op, a read, a sync, a transfer): every op over one block
+// of elements while it is in cache, intermediates consumed within the run never materialised.
+// Only ops whose results are bit for bit those of their lowerings are accepted, on contiguous CPU
+// tensors of the run's one shape: f32 add, sub, mul and div (with a tensor or a scalar), neg, abs
+// and relu; comparisons (with a tensor or a scalar), the mask fill and the masked choice (which
+// make ReLU as the fusion client sends it, and Burn's decompositions such as CTC loss's
+// log-sum-exp); not, and, or and xor of bools. Transcendental functions stay out: ATen's
+// vectorised exp or log is not bit for bit the C library's. Anything else ends the run: it is
+// evaluated, then the op runs as usual.
+#pragma once
+
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "exec/handle_table.hpp"
+#include "torchbridge/ir/operation.hpp"
+
+namespace tb::backend::libtorch {
+
+class ElementwiseRun {
+ public:
+  // Records `op` when it can join the run, given the tensors in `handles` (never changed here).
+  bool try_add(const ir::OperationIr& op, const HandleTable& handles);
+  bool empty() const { return ops_.empty(); }
+  std::size_t size() const { return ops_.size(); }
+  // Evaluates the recorded ops: stores the results still referenced afterwards in `handles`,
+  // erases the inputs the run consumed (ReadWrite), and empties the run. ATen allocates the
+  // stored results: it may throw (the caller's guard poisons `outputs()` then).
+  void flush(HandleTable& handles);
+  // The ids the pending ops will store (for poisoning when flush fails).
+  std::vector<std::uint64_t> outputs() const;
+  // What running the ops one by one would have changed in the handle table by now: the results
+  // still referenced (stored at flush), and the stored inputs consumed (erased at flush).
+  std::uint64_t pending_tensors() const { return pending_.size(); }
+  std::uint64_t pending_bytes() const { return pending_bytes_; }
+  std::uint64_t consumed_tensors() const { return consumed_.size(); }
+  std::uint64_t consumed_bytes() const { return consumed_bytes_; }
+  void clear();
+
+ private:
+  enum class Fn : std::uint8_t {
+    // f32 in, f32 out (b: a tensor, or the scalar where there is none)
+    kAdd,
+    kSub,
+    kMul,
+    kDiv,
+    kNeg,
+    kAbs,
+    kRelu,
+    kMaskFill,   // mask ? scalar : a
+    kMaskWhere,  // mask ? b : a
+    // f32 in, bool out (b: a tensor, or the scalar)
+    kLower,
+    kLowerEqual,
+    kGreater,
+    kGreaterEqual,
+    kEqual,
+    kNotEqual,
+    // bool in, bool out
+    kNot,
+    kAnd,
+    kOr,
+    kXor,
+  };
+  // An operand: a tensor of the handle table, a pending op's result, or nothing.
+  struct Operand {
+    const at::Tensor* tensor = nullptr;  // a stored tensor (kept alive by `handles` until flush)
+    std::int32_t value = -1;             // index of the pending op whose result it is
+  };
+  struct Op {
+    Fn fn;
+    Operand a, b, mask;
+    float scalar = 0;      // the scalar operand, or the fill value
+    bool bool_in = false;  // a and b are bool
+    bool bool_out = false;
+    std::uint64_t out_id;
+    std::int32_t last_use = -1;  // the last op reading this result (-1: none in the run)
+    bool stored = false;         // referenced after the run: materialised in a tensor
+  };
+
+  // Where an operand is during flush: its base pointer, and whether it moves with the block (a
+  // tensor) or not (a scratch slot of one block).
+  struct Place {
+    void* base = nullptr;
+    bool moves = false;
+    template <class T>
+    T* at(std::int64_t start) const {
+      return reinterpret_cast<T*>(static_cast<char*>(base) + (moves ? start * sizeof(T) : 0));
+    }
+  };
+  struct Bound {
+    Place a, b, mask, out;
+  };
+
+  bool operand(const ir::TensorIr& t, bool is_bool, const HandleTable& handles, Operand& out);
+  std::uint64_t result_bytes(const Op& op) const;
+  // The position of `id` in pending_, or -1.
+  std::ptrdiff_t find_pending(std::uint64_t id) const;
+
+  std::vector<Op> ops_;
+  std::vector<std::int64_t> sizes_;  // the run's shape
+  std::int64_t numel_ = 0;
+  // Live results: (out id, op index). A flat list searched from its end, where a chain's next
+  // input is: a hash map's node allocation per op was most of the deferral's cost, and a run
+  // holds at most kMaxOps entries.
+  std::vector<std::pair<std::uint64_t, std::int32_t>> pending_;
+  std::vector<std::uint64_t> consumed_;  // stored inputs read ReadWrite
+  std::uint64_t pending_bytes_ = 0;      // of the results in pending_
+  std::uint64_t consumed_bytes_ = 0;     // of the inputs in consumed_
+  // flush's working space, kept with its capacity from one run to the next: a run of a few ops on
+  // small tensors (Burn's CTC loop) was mostly this bookkeeping, allocated and zeroed each time.
+  std::vector<at::Tensor> stored_;
+  std::vector<std::int32_t> slot_, free_slots_;
+  std::vector<float> scratch_;
+  std::vector<Bound> bound_;
+};
+
+}  // namespace tb::backend::libtorch

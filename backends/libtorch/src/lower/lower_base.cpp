@@ -1,0 +1,449 @@
+// BaseOperationIr under BaseFloat, BaseInt and BaseBool: shape and layout ops, slicing, indexing
+// (gather/scatter/select and their N-d forms), masking, equality, creation, cast and all/any.
+//
+// Semantics follow Burn 0.22.1 (burn-backend trait docs and defaults, burn-flex as the reference):
+// - Slice: per leading dim, the range [start', end') is clamped to the dim; a negative step only
+//   reverses the traversal of that same range (end'-1, end'-1-|step|, ...), unlike Python.
+// - Scatter/SelectAssign/ScatterNd combine per IndexingUpdateOp; duplicates apply in index order
+//   (Assign: the last one wins on CPU). Min/Max never take an incoming NaN (burn-flex compares
+//   with `<`/`>`), U64 compares as unsigned. Bool tensors: Add/Max = OR, Mul/Min = AND,
+//   Assign = overwrite (Burn's own interpreter only implements Add = OR).
+// - Every index is checked against its dim before any kernel runs (a CUDA device-side assert
+//   would poison the whole process); a bad index is an InvalidArgument error.
+// - Scalars (MaskFill, EqualElem) convert to the tensor's dtype the way Burn does: float scalars
+//   truncate toward zero for int tensors, then wrap like Rust `as`; bool is "non-zero".
+// - Empty creates zeros (never uninitialised memory).
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <tuple>
+#include <utility>
+
+#include <torch/version.h>
+
+#include "lower/lowering.hpp"
+#include "lower/small_cpu.hpp"
+
+namespace tb::backend::libtorch {
+
+namespace {
+
+using ir::DType;
+using ir::DTypeKind;
+using ir::IndexingUpdateOp;
+
+std::vector<std::int64_t> dims_of(const ir::TensorIr& t) {
+  return std::vector<std::int64_t>(t.shape.dims.begin(), t.shape.dims.end());
+}
+
+// ---- Scalars -----------------------------------------------------------------------------------
+
+// The 64-bit pattern of `s` for an int tensor of `dtype` before wrapping to its width: float
+// scalars truncate toward zero (saturating), unsigned ones keep their bits.
+std::int64_t int_scalar_bits(const ir::ScalarIr& s, const DType& dtype) {
+  if (const auto* f = std::get_if<double>(&s.value)) {
+    if (dtype.kind == DTypeKind::U64 && *f >= 9.2233720368547758e18) {
+      if (*f >= 1.8446744073709552e19) return -1;  // u64::MAX
+      return static_cast<std::int64_t>(static_cast<std::uint64_t>(*f));
+    }
+  }
+  return s.as_int();
+}
+
+bool bool_scalar(const ir::ScalarIr& s) {
+  return std::visit([](auto v) { return v != decltype(v){}; }, s.value);
+}
+
+// `s` as a rank-0 tensor in the storage of `dtype` (the tensor it is combined with).
+at::Tensor scalar_as(const ir::ScalarIr& s, const DType& dtype, const at::Device& device) {
+  const auto opts = at::TensorOptions().device(device);
+  if (dtype.is_bool()) return at::scalar_tensor(bool_scalar(s), opts.dtype(at::kBool));
+  if (dtype.is_float()) {
+    return at::scalar_tensor(s.as_double(), opts.dtype(at::kDouble)).to(storage_type(dtype));
+  }
+  return to_storage(at::scalar_tensor(int_scalar_bits(s, dtype), opts.dtype(at::kLong)), dtype);
+}
+
+// ---- Index checks ------------------------------------------------------------------------------
+
+// Whether ATen takes `idx` as it is. LibTorch 2's gather and index_select take int32 indices on
+// CPU (converting Burn's int32 indices cost more than the gather they feed: Burn's LU gathers a
+// row per pivot); its scatters do not (their expanded-index kernels want int64).
+bool index_as_is(const at::Tensor& idx, bool scatter) {
+  if (idx.scalar_type() == at::kLong) return true;
+#if TORCH_VERSION_MAJOR >= 2
+  return !scatter && idx.scalar_type() == at::kInt && idx.device().is_cpu();
+#else
+  (void)scatter;
+  return false;
+#endif
+}
+
+// An index tensor ATen takes (int64, or int32 where index_as_is) for a gather or select, or for
+// a `scatter`, with every value checked to lie in [0, size).
+Result<at::Tensor> checked_index(OpContext& ctx, const at::Tensor& indices, std::int64_t size,
+                                 std::uint64_t dim, bool scatter) {
+  at::Tensor idx = index_as_is(indices, scatter) ? indices : indices.to(at::kLong);
+  if (idx.numel() == 0) return idx;
+  std::int64_t lo = 0, hi = 0;
+  if (idx.device().is_cpu()) {
+    // A loop over the values: the reductions, the stack and two item() calls cost more than the
+    // gather or scatter they guard.
+    std::tie(lo, hi) = small_cpu::value_range(idx);
+  } else {
+    const at::Tensor range = at::stack({idx.min(), idx.max()}).cpu();
+    lo = range[0].item<std::int64_t>();
+    hi = range[1].item<std::int64_t>();
+  }
+  if (lo < 0 || hi >= size) {
+    return ctx.invalid("index {} is out of bounds for dim {} of size {}", lo < 0 ? lo : hi, dim,
+                       size);
+  }
+  return idx;
+}
+
+// ---- Update ops --------------------------------------------------------------------------------
+
+// `self` with `src` combined in at `index` along `dim` (torch.scatter layout), per `op`.
+// `dtype` is the declared dtype of self/src (decides bool and unsigned handling). `in_place`:
+// self is the op's exclusive input (OpContext::exclusive) and assignments, sums and products
+// update it rather than a copy.
+at::Tensor scatter_update(const at::Tensor& self, std::int64_t dim, const at::Tensor& index,
+                          const at::Tensor& src, IndexingUpdateOp op, const DType& dtype,
+                          bool in_place) {
+  if (in_place && op == IndexingUpdateOp::Assign) return self.scatter_(dim, index, src);
+  if (dtype.is_bool()) {
+    if (op == IndexingUpdateOp::Assign) return self.scatter(dim, index, src);
+    // OR (Add, Max) / AND (Mul, Min) as max / min over 0/1 in int32 (atomics exist everywhere).
+    const bool is_or = op == IndexingUpdateOp::Add || op == IndexingUpdateOp::Max;
+    return self.to(at::kInt)
+        .scatter_reduce(dim, index, src.to(at::kInt), is_or ? "amax" : "amin", true)
+        .ne(0);
+  }
+  switch (op) {
+    case IndexingUpdateOp::Assign:
+      return self.scatter(dim, index, src);
+    case IndexingUpdateOp::Add:
+      return in_place ? self.scatter_add_(dim, index, src) : self.scatter_add(dim, index, src);
+    case IndexingUpdateOp::Mul:
+      return in_place ? self.scatter_reduce_(dim, index, src, "prod", true)
+                      : self.scatter_reduce(dim, index, src, "prod", true);
+    case IndexingUpdateOp::Min:
+    case IndexingUpdateOp::Max: {
+      const bool is_min = op == IndexingUpdateOp::Min;
+      const char* reduce = is_min ? "amin" : "amax";
+      if (dtype.is_float()) {
+        // Burn never takes an incoming NaN: make such a value neutral ...
+        const double neutral = is_min ? std::numeric_limits<double>::infinity()
+                                      : -std::numeric_limits<double>::infinity();
+        const at::Tensor clean =
+            at::where(src.isnan(), at::scalar_tensor(neutral, src.options()), src);
+        // ... and a NaN already there stays (every comparison with it is false).
+        const at::Tensor reduced = self.scatter_reduce(dim, index, clean, reduce, true);
+        return at::where(self.isnan(), self, reduced);
+      }
+      if (dtype.kind == DTypeKind::U64) {
+        // Unsigned order on the int64 bit pattern: flip the sign bit around a signed reduction.
+        const auto flip =
+            at::scalar_tensor(std::numeric_limits<std::int64_t>::min(), self.options());
+        return self.bitwise_xor(flip)
+            .scatter_reduce(dim, index, src.bitwise_xor(flip), reduce, true)
+            .bitwise_xor(flip);
+      }
+      return self.scatter_reduce(dim, index, src, reduce, true);
+    }
+  }
+  return self;
+}
+
+// ---- Slicing -----------------------------------------------------------------------------------
+
+struct SliceView {
+  at::Tensor view;                  // ascending-order view of the selected region
+  std::vector<std::int64_t> flips;  // dims whose traversal is reversed (negative step)
+};
+
+// The region selected by Burn's `ranges` as an ascending strided view of `t`.
+Result<SliceView> slice_view(OpContext& ctx, const at::Tensor& t,
+                             const std::vector<ir::Slice>& ranges) {
+  if (ranges.size() > static_cast<std::size_t>(t.dim())) {
+    return ctx.invalid("{} slice ranges for a tensor of rank {}", ranges.size(), t.dim());
+  }
+  // One strided view for all dims (an at::slice per dim cost a dispatch each).
+  std::vector<std::int64_t> sizes = t.sizes().vec();
+  std::vector<std::int64_t> strides = t.strides().vec();
+  std::int64_t offset = t.storage_offset();
+  SliceView r;
+  for (std::size_t d = 0; d < ranges.size(); ++d) {
+    const auto& s = ranges[d];
+    if (s.step == 0) return ctx.invalid("slice step of dim {} is 0", d);
+    const std::int64_t n = sizes[d];
+    auto norm = [n](std::int64_t i) {
+      return i < 0 ? std::max<std::int64_t>(0, n + i) : std::min(i, n);
+    };
+    const std::int64_t start = norm(s.start);
+    const std::int64_t end = s.end ? norm(*s.end) : n;
+    const std::int64_t k = s.step < 0 ? -s.step : s.step;
+    const std::int64_t len = end > start ? (end - start + k - 1) / k : 0;
+    // Ascending positions; a negative step takes end'-1, end'-1-k, ... and is reversed after.
+    const std::int64_t first = len == 0 ? start : s.step > 0 ? start : end - 1 - (len - 1) * k;
+    if (len > 0) offset += first * strides[d];
+    sizes[d] = len;
+    strides[d] *= k;
+    if (s.step < 0 && len > 0) r.flips.push_back(static_cast<std::int64_t>(d));
+  }
+  r.view = t.as_strided(sizes, strides, offset);
+  return r;
+}
+
+// ---- Indexing ----------------------------------------------------------------------------------
+
+// ONNX-style N-d indexing: `indices` [..., K] addresses data[i0, ..., iK-1], a slice of shape
+// data.shape[K:]. Returns the flat row index into data viewed as [prod(shape[:K]), rest].
+struct NdIndex {
+  at::Tensor rows;                   // [N] int64
+  std::int64_t n = 0, p = 1, s = 1;  // index tuples, rows, row length
+};
+
+Result<NdIndex> nd_index(OpContext& ctx, const at::Tensor& data, const at::Tensor& indices) {
+  if (indices.dim() == 0) return ctx.invalid("N-d indices must have at least one dim");
+  const std::int64_t k = indices.size(-1);
+  if (k > data.dim()) {
+    return ctx.invalid("index tuples of length {} for a tensor of rank {}", k, data.dim());
+  }
+  NdIndex r;
+  for (std::int64_t j = 0; j < data.dim(); ++j) (j < k ? r.p : r.s) *= data.size(j);
+  r.n = 1;
+  for (std::int64_t j = 0; j + 1 < indices.dim(); ++j) r.n *= indices.size(j);
+  at::Tensor idx = indices.to(at::kLong).reshape({r.n, k});
+  r.rows = at::zeros({r.n}, idx.options());
+  for (std::int64_t j = 0; j < k; ++j) {
+    const at::Tensor col = idx.select(1, j);
+    TB_TRY(checked_index(ctx, col, data.size(j), static_cast<std::uint64_t>(j), false));
+    r.rows = r.rows * data.size(j) + col;
+  }
+  return r;
+}
+
+// ---- Masks, comparisons, reductions ------------------------------------------------------------
+
+// A value's truth as Burn's all/any read it: non-zero (NaN included).
+at::Tensor truth(const at::Tensor& t) {
+  return t.scalar_type() == at::kBool ? t : t.ne(0);
+}
+
+}  // namespace
+
+Status lower_Base_Reshape(OpContext& ctx, const ir::ShapeOpIr& op) {
+  return ctx.out(op.out, ctx.in(op.input).reshape(dims_of(op.out)));
+}
+
+Status lower_Base_SwapDims(OpContext& ctx, const ir::SwapDimsOpIr& op) {
+  return ctx.out(op.out, ctx.in(op.input).transpose(static_cast<std::int64_t>(op.dim1),
+                                                    static_cast<std::int64_t>(op.dim2)));
+}
+
+Status lower_Base_Permute(OpContext& ctx, const ir::PermuteOpIr& op) {
+  return ctx.out(
+      op.out, ctx.in(op.input).permute(std::vector<std::int64_t>(op.axes.begin(), op.axes.end())));
+}
+
+Status lower_Base_Flip(OpContext& ctx, const ir::FlipOpIr& op) {
+  const at::Tensor& in = ctx.in(op.input);
+  if (op.axes.empty()) return ctx.out(op.out, in);
+  return ctx.out(op.out, in.flip(std::vector<std::int64_t>(op.axes.begin(), op.axes.end())));
+}
+
+Status lower_Base_Expand(OpContext& ctx, const ir::ShapeOpIr& op) {
+  return ctx.out(op.out, ctx.in(op.input).expand(dims_of(op.out)));
+}
+
+Status lower_Base_Unfold(OpContext& ctx, const ir::UnfoldOpIr& op) {
+  const at::Tensor& in = ctx.in(op.input);
+  if (op.step == 0) return ctx.invalid("unfold step is 0");
+  if (op.dim >= static_cast<std::uint64_t>(in.dim())) {
+    return ctx.invalid("unfold dim {} for a tensor of rank {}", op.dim, in.dim());
+  }
+  // Burn: no window when the dim is shorter than one (ATen refuses); layout as ATen's.
+  if (static_cast<std::uint64_t>(in.size(static_cast<std::int64_t>(op.dim))) < op.size) {
+    return ctx.out(op.out, at::zeros(dims_of(op.out), in.options()));
+  }
+  return ctx.out(op.out,
+                 in.unfold(static_cast<std::int64_t>(op.dim), static_cast<std::int64_t>(op.size),
+                           static_cast<std::int64_t>(op.step)));
+}
+
+Status lower_Base_Slice(OpContext& ctx, const ir::SliceOpIr& op) {
+  TB_TRY_ASSIGN(auto sv, slice_view(ctx, ctx.in(op.tensor), op.ranges));
+  return ctx.out(op.out, sv.flips.empty() ? sv.view : sv.view.flip(sv.flips));
+}
+
+Status lower_Base_SliceAssign(OpContext& ctx, const ir::SliceAssignOpIr& op) {
+  const at::Tensor* own = ctx.exclusive(op.tensor);
+  at::Tensor result = own ? *own : ctx.in(op.tensor).clone(at::MemoryFormat::Contiguous);
+  TB_TRY_ASSIGN(auto sv, slice_view(ctx, result, op.ranges));
+  const at::Tensor& value = ctx.in(op.value);
+  if (sv.view.numel() > 0) sv.view.copy_(sv.flips.empty() ? value : value.flip(sv.flips));
+  return ctx.out(op.out, result);
+}
+
+Status lower_Base_Select(OpContext& ctx, const ir::SelectOpIr& op) {
+  const at::Tensor& t = ctx.in(op.tensor);
+  const auto dim = static_cast<std::int64_t>(op.dim);
+  TB_TRY_ASSIGN(auto idx, checked_index(ctx, ctx.in(op.indices), t.size(dim), op.dim, false));
+  return ctx.out(op.out, at::index_select(t, dim, idx.reshape({-1})));
+}
+
+Status lower_Base_SelectAssign(OpContext& ctx, const ir::SelectAssignOpIr& op) {
+  const at::Tensor& t = ctx.in(op.tensor);
+  const at::Tensor& value = ctx.in(op.value);
+  const auto dim = static_cast<std::int64_t>(op.dim);
+  TB_TRY_ASSIGN(auto idx, checked_index(ctx, ctx.in(op.indices), t.size(dim), op.dim, true));
+  idx = idx.reshape({-1});
+  if (value.dim() != t.dim() || value.size(dim) != idx.numel()) {
+    return ctx.invalid("select_assign value of shape {} does not fit {} indices along dim {}",
+                       shape_string(value.sizes()), idx.numel(), op.dim);
+  }
+  // Row i of `value` along `dim` lands at indices[i]: a scatter with the index broadcast.
+  std::vector<std::int64_t> view(static_cast<std::size_t>(t.dim()), 1);
+  view[op.dim] = idx.numel();
+  const at::Tensor index = idx.view(view).expand(value.sizes());
+  return ctx.out(op.out, scatter_update(t, dim, index, value, op.update, op.tensor.dtype,
+                                        ctx.exclusive(op.tensor) != nullptr));
+}
+
+Status lower_Base_MaskWhere(OpContext& ctx, const ir::MaskWhereOpIr& op) {
+  return ctx.out(op.out, at::where(ctx.in(op.mask), ctx.in(op.value), ctx.in(op.tensor)));
+}
+
+Status lower_Base_MaskFill(OpContext& ctx, const ir::MaskFillOpIr& op) {
+  const at::Tensor& t = ctx.in(op.tensor);
+  if (op.tensor.dtype.is_float()) {
+    // A wrapped number never widens the result and is cast like the 0-dim tensor was, without
+    // making one (two allocations and a cast kernel per op: fusion sends relu as a mask fill).
+    return ctx.out(op.out, at::where(ctx.in(op.mask), at::Scalar(op.value.as_double()), t));
+  }
+  return ctx.out(op.out,
+                 at::where(ctx.in(op.mask), scalar_as(op.value, op.tensor.dtype, t.device()), t));
+}
+
+Status lower_Base_Gather(OpContext& ctx, const ir::GatherOpIr& op) {
+  const at::Tensor& t = ctx.in(op.tensor);
+  const auto dim = static_cast<std::int64_t>(op.dim);
+  TB_TRY_ASSIGN(auto idx, checked_index(ctx, ctx.in(op.indices), t.size(dim), op.dim, false));
+  return ctx.out(op.out, at::gather(t, dim, idx));
+}
+
+Status lower_Base_Scatter(OpContext& ctx, const ir::ScatterOpIr& op) {
+  const at::Tensor& t = ctx.in(op.tensor);
+  const auto dim = static_cast<std::int64_t>(op.dim);
+  TB_TRY_ASSIGN(auto idx, checked_index(ctx, ctx.in(op.indices), t.size(dim), op.dim, true));
+  const at::Tensor& value = ctx.in(op.value);
+  if (idx.sizes() != value.sizes()) {
+    return ctx.invalid("scatter indices of shape {} do not match the value shape {}",
+                       shape_string(idx.sizes()), shape_string(value.sizes()));
+  }
+  return ctx.out(op.out, scatter_update(t, dim, idx, value, op.update, op.tensor.dtype,
+                                        ctx.exclusive(op.tensor) != nullptr));
+}
+
+Status lower_Base_ScatterNd(OpContext& ctx, const ir::ScatterNdOpIr& op) {
+  const at::Tensor& data = ctx.in(op.data);
+  const at::Tensor& values = ctx.in(op.values);
+  TB_TRY_ASSIGN(auto nd, nd_index(ctx, data, ctx.in(op.indices)));
+  if (values.numel() != nd.n * nd.s) {
+    return ctx.invalid("scatter_nd values of shape {} do not fit {} slices of {} elements",
+                       shape_string(values.sizes()), nd.n, nd.s);
+  }
+  const at::Tensor index = nd.rows.view({nd.n, 1}).expand({nd.n, nd.s});
+  // In place, the reshape is a view of data where data is contiguous, and a copy otherwise: the
+  // result is the updated reshape either way.
+  const at::Tensor flat =
+      scatter_update(data.reshape({nd.p, nd.s}), 0, index, values.reshape({nd.n, nd.s}),
+                     op.reduction, op.data.dtype, ctx.exclusive(op.data) != nullptr);
+  return ctx.out(op.out, flat.reshape(data.sizes()));
+}
+
+Status lower_Base_GatherNd(OpContext& ctx, const ir::GatherNdOpIr& op) {
+  const at::Tensor& data = ctx.in(op.data);
+  TB_TRY_ASSIGN(auto nd, nd_index(ctx, data, ctx.in(op.indices)));
+  const at::Tensor rows = data.reshape({nd.p, nd.s}).index_select(0, nd.rows);
+  return ctx.out(op.out, rows.reshape(dims_of(op.out)));
+}
+
+Status lower_Base_Equal(OpContext& ctx, const ir::BinaryOpIr& op) {
+  return ctx.out(op.out, at::eq(ctx.in(op.lhs), ctx.in(op.rhs)));
+}
+
+Status lower_Base_NotEqual(OpContext& ctx, const ir::BinaryOpIr& op) {
+  return ctx.out(op.out, at::ne(ctx.in(op.lhs), ctx.in(op.rhs)));
+}
+
+Status lower_Base_EqualElem(OpContext& ctx, const ir::ScalarOpIr& op) {
+  const at::Tensor& lhs = ctx.in(op.lhs);
+  return ctx.out(op.out, at::eq(lhs, scalar_as(op.rhs, op.lhs.dtype, lhs.device())));
+}
+
+Status lower_Base_NotEqualElem(OpContext& ctx, const ir::ScalarOpIr& op) {
+  const at::Tensor& lhs = ctx.in(op.lhs);
+  return ctx.out(op.out, at::ne(lhs, scalar_as(op.rhs, op.lhs.dtype, lhs.device())));
+}
+
+Status lower_Base_RepeatDim(OpContext& ctx, const ir::RepeatDimOpIr& op) {
+  const at::Tensor& in = ctx.in(op.tensor);
+  if (op.dim >= static_cast<std::uint64_t>(in.dim())) {
+    return ctx.invalid("repeat dim {} for a tensor of rank {}", op.dim, in.dim());
+  }
+  std::vector<std::int64_t> reps(static_cast<std::size_t>(in.dim()), 1);
+  std::vector<std::int64_t> sizes = in.sizes().vec();
+  std::int64_t repeated = 0;
+  if (op.times > static_cast<std::uint64_t>(INT64_MAX) ||
+      __builtin_mul_overflow(sizes[op.dim], static_cast<std::int64_t>(op.times), &repeated)) {
+    return ctx.invalid("repeat {} times overflows the size of dim {}", op.times, op.dim);
+  }
+  reps[op.dim] = static_cast<std::int64_t>(op.times);
+  sizes[op.dim] = repeated;
+  TB_TRY(ctx.declared_as(op.out, sizes));
+  return ctx.out(op.out, in.repeat(reps));
+}
+
+Status lower_Base_Cat(OpContext& ctx, const ir::CatOpIr& op) {
+  if (op.tensors.empty()) return ctx.invalid("cat of no tensors");
+  return ctx.out(op.out, at::cat(ctx.in(op.tensors), static_cast<std::int64_t>(op.dim)));
+}
+
+// Within one kind: ctx.out casts to the declared storage (ints wrap like Rust `as`, U16/U32 are
+// masked back into range, U64 keeps the bit pattern).
+Status lower_Base_Cast(OpContext& ctx, const ir::CastOpIr& op) {
+  return ctx.out(op.out, ctx.in(op.input));
+}
+
+Status lower_Base_Empty(OpContext& ctx, const ir::CreationOpIr& op) {
+  return ctx.out(op.out, at::zeros(dims_of(op.out), ctx.options(op.out.dtype)));
+}
+
+Status lower_Base_Zeros(OpContext& ctx, const ir::CreationOpIr& op) {
+  return ctx.out(op.out, small_cpu::zeros(dims_of(op.out), ctx.options(op.out.dtype)));
+}
+
+Status lower_Base_Ones(OpContext& ctx, const ir::CreationOpIr& op) {
+  return ctx.out(op.out, at::ones(dims_of(op.out), ctx.options(op.out.dtype)));
+}
+
+Status lower_Base_All(OpContext& ctx, const ir::ReduceOpIr& op) {
+  return ctx.out(op.out, truth(ctx.in(op.input)).all().reshape(dims_of(op.out)));
+}
+
+Status lower_Base_Any(OpContext& ctx, const ir::ReduceOpIr& op) {
+  return ctx.out(op.out, truth(ctx.in(op.input)).any().reshape(dims_of(op.out)));
+}
+
+Status lower_Base_AllDim(OpContext& ctx, const ir::ReduceDimOpIr& op) {
+  return ctx.out(op.out, truth(ctx.in(op.input)).all(static_cast<std::int64_t>(op.axis), true));
+}
+
+Status lower_Base_AnyDim(OpContext& ctx, const ir::ReduceDimOpIr& op) {
+  return ctx.out(op.out, truth(ctx.in(op.input)).any(static_cast<std::int64_t>(op.axis), true));
+}
+
+}  // namespace tb::backend::libtorch

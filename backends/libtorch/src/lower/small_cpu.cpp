@@ -1,0 +1,169 @@
+#include "lower/small_cpu.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include <c10/util/SmallVector.h>
+#include <c10/util/accumulate.h>
+
+namespace tb::backend::libtorch::small_cpu {
+
+namespace {
+
+using Dims = c10::SmallVector<std::int64_t, 6>;
+
+// Visits the offsets (in elements) of every position of the dims `sizes`/`strides` in row-major
+// order; `f(offset)` returns false to stop.
+template <class F>
+void for_each_offset(const Dims& sizes, const Dims& strides, F f) {
+  Dims at(sizes.size(), 0);
+  std::int64_t offset = 0;
+  for (;;) {
+    f(offset);
+    auto d = static_cast<std::int64_t>(sizes.size()) - 1;
+    for (; d >= 0; --d) {
+      if (++at[d] < sizes[d]) {
+        offset += strides[d];
+        break;
+      }
+      offset -= (sizes[d] - 1) * strides[d];
+      at[d] = 0;
+    }
+    if (d < 0) return;
+  }
+}
+
+template <class T>
+std::pair<std::int64_t, std::int64_t> range_of(const at::Tensor& t) {
+  Dims sizes, strides;
+  for (std::int64_t d = 0; d < t.dim(); ++d) {
+    if (t.size(d) > 1 && t.stride(d) != 0) {
+      sizes.push_back(t.size(d));
+      strides.push_back(t.stride(d));
+    }
+  }
+  const T* p = t.data_ptr<T>();
+  std::int64_t lo = std::numeric_limits<std::int64_t>::max();
+  std::int64_t hi = std::numeric_limits<std::int64_t>::min();
+  for_each_offset(sizes, strides, [&](std::int64_t offset) {
+    const auto v = static_cast<std::int64_t>(p[offset]);
+    lo = std::min(lo, v);
+    hi = std::max(hi, v);
+  });
+  return {lo, hi};
+}
+
+template <class T, class I>
+void arg_loop(const at::Tensor& x, std::int64_t dim, bool max, I* out) {
+  Dims sizes, strides;
+  for (std::int64_t d = 0; d < x.dim(); ++d) {
+    if (d == dim) continue;
+    sizes.push_back(x.size(d));
+    strides.push_back(x.stride(d));
+  }
+  const T* p = x.data_ptr<T>();
+  const std::int64_t n = x.size(dim), step = x.stride(dim);
+  for_each_offset(sizes, strides, [&](std::int64_t offset) {
+    const T* row = p + offset;
+    std::int64_t best = 0;
+    T extremum = row[0];
+    if (!std::isnan(extremum)) {
+      for (std::int64_t i = 1; i < n; ++i) {
+        const T v = row[i * step];
+        if (std::isnan(v)) {
+          best = i;
+          break;
+        }
+        if (max ? v > extremum : v < extremum) {
+          extremum = v;
+          best = i;
+        }
+      }
+    }
+    *out++ = static_cast<I>(best);
+  });
+}
+
+template <class I>
+void arg_dispatch(const at::Tensor& x, std::int64_t dim, bool max, I* out) {
+  if (x.scalar_type() == at::kFloat) {
+    arg_loop<float>(x, dim, max, out);
+  } else {
+    arg_loop<double>(x, dim, max, out);
+  }
+}
+
+// The positions of every dim of `x`, outermost first (no dim for a scalar).
+void dims_of(const at::Tensor& x, Dims& sizes, Dims& strides) {
+  for (std::int64_t d = 0; d < x.dim(); ++d) {
+    sizes.push_back(x.size(d));
+    strides.push_back(x.stride(d));
+  }
+}
+
+template <class T>
+void test_loop(const at::Tensor& x, FloatTest test, bool* out) {
+  Dims sizes, strides;
+  dims_of(x, sizes, strides);
+  const T* p = x.data_ptr<T>();
+  if (test == FloatTest::kInf) {
+    for_each_offset(sizes, strides, [&](std::int64_t offset) { *out++ = std::isinf(p[offset]); });
+  } else {
+    for_each_offset(sizes, strides, [&](std::int64_t offset) { *out++ = std::isnan(p[offset]); });
+  }
+}
+
+}  // namespace
+
+std::optional<at::Tensor> float_test(const at::Tensor& x, FloatTest test) {
+  const auto type = x.scalar_type();
+  if (!x.device().is_cpu() || (type != at::kFloat && type != at::kDouble) || x.numel() == 0 ||
+      x.numel() > kMaxElements) {
+    return std::nullopt;
+  }
+  at::Tensor out = at::empty(x.sizes(), at::TensorOptions().dtype(at::kBool));
+  if (type == at::kFloat) {
+    test_loop<float>(x, test, out.data_ptr<bool>());
+  } else {
+    test_loop<double>(x, test, out.data_ptr<bool>());
+  }
+  return out;
+}
+
+std::pair<std::int64_t, std::int64_t> value_range(const at::Tensor& t) {
+  return t.scalar_type() == at::kLong ? range_of<std::int64_t>(t) : range_of<std::int32_t>(t);
+}
+
+std::optional<at::Tensor> arg_extremum(const at::Tensor& x, std::int64_t dim, bool max,
+                                       at::ScalarType index) {
+  const auto type = x.scalar_type();
+  if (!x.device().is_cpu() || (type != at::kFloat && type != at::kDouble) ||
+      (index != at::kInt && index != at::kLong) || x.numel() == 0 || x.numel() > kMaxElements ||
+      x.is_conj() || x.is_neg()) {
+    return std::nullopt;
+  }
+  std::vector<std::int64_t> shape(x.sizes().begin(), x.sizes().end());
+  shape[static_cast<std::size_t>(dim)] = 1;
+  at::Tensor out = at::empty(shape, at::TensorOptions().dtype(index));
+  if (index == at::kInt) {
+    arg_dispatch(x, dim, max, out.data_ptr<std::int32_t>());
+  } else {
+    arg_dispatch(x, dim, max, out.data_ptr<std::int64_t>());
+  }
+  return out;
+}
+
+at::Tensor zeros(at::IntArrayRef sizes, const at::TensorOptions& options) {
+  if (options.device().is_cpu() && options.layout() == at::kStrided &&
+      c10::multiply_integers(sizes) <= kMaxElements) {
+    at::Tensor t = at::empty(sizes, options);
+    // All-zero bits are zero in every dtype a tensor is created in (IEEE +0.0, integers, false).
+    if (t.nbytes() > 0) std::memset(t.data_ptr(), 0, t.nbytes());
+    return t;
+  }
+  return at::zeros(sizes, options);
+}
+
+}  // namespace tb::backend::libtorch::small_cpu

@@ -1,0 +1,46 @@
+// Private to quant.cpp, quant_scheme.cpp and quant_transfer.cpp: the scheme and number-format facts
+// (defined in quant_scheme.cpp) that the tensor-level code in quant.cpp also needs. Not part of
+// quant.hpp's interface.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "quant/quant.hpp"
+
+namespace tb::backend::libtorch::quant::detail {
+
+// Value kinds: bits per value, minifloat or integer, QuantValue::range.
+int value_bits(ir::QuantValue v);
+bool is_minifloat(ir::QuantValue v);
+std::pair<float, float> value_range(ir::QuantValue v);
+// QuantStore::size_bits.
+int store_bits(const ir::QuantScheme& s);
+
+// Scale levels: the innermost level's dtype, and the per-tensor dtype of a two-level scheme.
+ir::ScaleDtype scale_dtype(const ir::QuantScheme& s);
+std::optional<ir::ScaleDtype> global_dtype(const ir::QuantScheme& s);
+
+// Scale dtypes: bytes per scale, largest finite value, the scale burn-flex keeps, and the codec.
+std::size_t scale_size(ir::ScaleDtype d);
+float max_representable(ir::ScaleDtype d);
+float validated(float scale, ir::ScaleDtype d);
+void encode_scale(float s, ir::ScaleDtype d, std::vector<std::uint8_t>& out);
+float decode_scale(const std::uint8_t* p, ir::ScaleDtype d);
+
+// Block shapes: BlockSize::to_dim_vec, params_shape, and the bytes of the scales region.
+std::vector<std::int64_t> block_dims(const ir::BlockSize& b, std::size_t rank);
+std::vector<std::int64_t> grid_of(const std::vector<std::int64_t>& shape, const ir::QuantScheme& s);
+std::size_t params_bytes(const ir::QuantScheme& s, std::int64_t num_params);
+
+// Every code of a minifloat kind decoded (E2M1 codes read from the low nibble).
+const std::array<float, 256>& minifloat_table(ir::QuantValue kind);
+
+// A QTensor's codes as plain integers, whether stored as a torch quantized tensor or not.
+at::Tensor plain_values(const QTensor& q);
+
+}  // namespace tb::backend::libtorch::quant::detail

@@ -1,0 +1,489 @@
+#include "transport/ws_session.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include "cluster/relay.hpp"
+#include "guard.hpp"
+#include "host_state.hpp"
+#include "net/tls.hpp"
+#include "torchbridge/ir/codec.hpp"
+#include "torchbridge/ir/format.hpp"
+#include "torchbridge/ir/profile.hpp"
+#include "torchbridge/version.hpp"
+#include "transport/data_service.hpp"
+#include "transport/framing.hpp"
+
+namespace tb::bridge {
+
+namespace net = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+namespace websocket = beast::websocket;
+using tcp = net::ip::tcp;
+
+SessionConnection::SessionConnection(HostState& host, tb::net::AnyStream&& stream,
+                                     ConnectionSlot slot, bool header_authorized,
+                                     std::optional<std::string> relayed_scope)
+    : host_(host),
+      ws_(std::move(stream)),
+      init_timer_(ws_.get_executor()),
+      slot_(std::move(slot)),
+      peer_(peer_of(beast::get_lowest_layer(ws_).socket())),
+      peer_address_(address_of(beast::get_lowest_layer(ws_).socket())),
+      header_authorized_(header_authorized),
+      relayed_scope_(std::move(relayed_scope)),
+      reassembly_(host.options.limits.max_message_bytes) {}
+
+SessionConnection::~SessionConnection() {
+  guarded([&] { teardown(); }, [](const std::string&) {});
+}
+
+template <class Fn>
+void SessionConnection::post(Fn fn) {
+  net::post(ws_.get_executor(), [self = shared_from_this(), fn = std::move(fn)]() mutable {
+    self->guard([&] { fn(*self); });
+  });
+}
+
+void SessionConnection::guard(const std::function<void()>& fn) {
+  guarded(fn, [&](const std::string& what) {
+    ++host_.counters.sessions_failed;
+    spdlog::error("session {:016x} ({}): {}; ending the session", session_id_, peer_, what);
+    guarded([&] { close_with(websocket::close_code::internal_error, "host error"); },
+            [&](const std::string&) { close_now(); });
+  });
+}
+
+void SessionConnection::run(http::request<http::string_body> req) {
+  ws_.set_option(websocket::stream_base::timeout{std::chrono::seconds(30), std::chrono::seconds(60),
+                                                 true});  // handshake, idle, pings
+  ws_.set_option(websocket::stream_base::decorator([](websocket::response_type& res) {
+    res.set(http::field::server, fmt::format("torchbridge/{}", kVersion));
+  }));
+  ws_.read_message_max(
+      std::min(host_.options.limits.max_init_bytes, host_.options.limits.max_message_bytes));
+  ws_.binary(true);
+  ws_.auto_fragment(false);
+  beast::get_lowest_layer(ws_).expires_never();
+  ws_.async_accept(req, [self = shared_from_this()](beast::error_code ec) {
+    self->guard([&] { self->on_accept(ec); });
+  });
+  init_timer_.expires_after(host_.options.init_timeout);
+  init_timer_.async_wait([self = shared_from_this()](beast::error_code ec) {
+    if (ec || self->state_ != State::kHandshake) return;
+    self->guard([&] {
+      ++self->host_.counters.sessions_refused;
+      spdlog::warn("{}: no Init within {} ms, closing", self->peer_,
+                   self->host_.options.init_timeout.count());
+      if (!self->accepted_) return self->close_now();
+      self->close_with(websocket::close_code::policy_error, "no Init in time");
+    });
+  });
+}
+
+void SessionConnection::send(Outgoing out) {
+  post([out = std::move(out)](SessionConnection& self) mutable {
+    self.queue_write(std::move(out));
+  });
+}
+
+void SessionConnection::resume() {
+  post([](SessionConnection& self) {
+    if (!self.paused_) return;
+    self.paused_.reset();
+    if (self.state_ == State::kRunning) self.read();
+  });
+}
+
+void SessionConnection::worker_done() {
+  post([](SessionConnection& self) {
+    self.worker_finished_ = true;
+    self.maybe_close();
+  });
+}
+
+void SessionConnection::end_with_error(std::string what) {
+  post([what = std::move(what)](SessionConnection& self) {
+    self.worker_finished_ = true;
+    self.drop_unsent();
+    // A close reason holds at most 123 bytes.
+    self.close_with(websocket::close_code::internal_error, std::string_view(what).substr(0, 123));
+  });
+}
+
+void SessionConnection::shutdown(std::function<void()> done) {
+  post([done = std::move(done)](SessionConnection& self) {
+    beast::error_code ec;
+    beast::get_lowest_layer(self.ws_).socket().shutdown(tcp::socket::shutdown_both, ec);
+    beast::get_lowest_layer(self.ws_).close();
+    if (done) done();
+  });
+}
+
+void SessionConnection::on_accept(beast::error_code ec) {
+  if (ec) {
+    spdlog::debug("{}: websocket accept failed: {}", peer_, ec.message());
+    init_timer_.cancel();
+    return;
+  }
+  accepted_ = true;
+  read();
+}
+
+bool SessionConnection::tagged() const {
+  return state_ == State::kRunning && profile_ && profile_->framing == ir::Framing::kTagged;
+}
+
+void SessionConnection::read() {
+  if (!tagged()) {
+    message_ = std::make_unique<tb::net::MessageBuffer>(ws_.read_message_max());
+  } else {
+    // A head, or the next segment into the same buffer (framing::Reassembly::read_limit).
+    ws_.read_message_max(reassembly_.read_limit());
+    if (!reassembly_.in_message()) {
+      message_ = std::make_unique<tb::net::MessageBuffer>(reassembly_.read_limit());
+    }
+  }
+  auto self = shared_from_this();
+  tb::net::async_read_chunked(
+      ws_, *message_,
+      [this, self]() -> beast::error_code {
+        // Charged as it arrives; a message that would take the host over its memory limit ends
+        // this session (the sender can retry once the host has room).
+        receiving_ = MemoryCharge(host_.account(), message_->size());
+        if (host_.over_memory_limit()) {
+          return make_error_code(boost::system::errc::not_enough_memory);
+        }
+        return {};
+      },
+      [this, self](beast::error_code ec) { guard([&] { on_message(ec); }); });
+}
+
+void SessionConnection::on_message(beast::error_code ec) {
+  if (ec == boost::system::errc::not_enough_memory) {
+    receiving_ = {};
+    message_.reset();
+    spdlog::warn("session {:016x} ({}): no memory for the message being received, closing",
+                 session_id_, peer_);
+    return close_with(websocket::close_code::try_again_later, "host memory full");
+  }
+  if (ec) {
+    if (ec != websocket::error::closed && ec != net::error::operation_aborted &&
+        ec != net::error::eof) {
+      spdlog::info("session {:016x} ({}): connection ended: {}", session_id_, peer_, ec.message());
+    }
+    receiving_ = {};
+    message_.reset();
+    teardown();
+    return;
+  }
+  if (tagged()) return on_tagged_message();
+  const ir::Bytes bytes = message_->release();
+  message_.reset();
+  host_.counters.bytes_in += bytes.size();
+  if (state_ == State::kHandshake) {
+    receiving_ = {};
+    handshake(bytes);
+  } else if (state_ == State::kRunning) {
+    dispatch(bytes);
+  } else {
+    receiving_ = {};
+  }
+}
+
+void SessionConnection::reject_frame(std::string_view what) {
+  ++host_.counters.frames_rejected;
+  spdlog::warn("session {:016x} ({}): {}, closing the session", session_id_, peer_, what);
+  receiving_ = {};
+  message_.reset();
+  reassembly_.reset();
+  close_with(websocket::close_code::policy_error, "bad message framing");
+}
+
+void SessionConnection::on_tagged_message() {
+  using Head = framing::Reassembly::HeadStep::Kind;
+  using Segment = framing::Reassembly::SegmentStep::Kind;
+  if (!reassembly_.in_message()) {
+    const ir::Bytes head = message_->release();
+    message_.reset();
+    receiving_ = {};
+    host_.counters.bytes_in += head.size();
+    const auto step = reassembly_.on_head(head.data(), head.size());
+    switch (step.kind) {
+      case Head::kReject:
+        return reject_frame(step.reason);
+      case Head::kWhole:
+        return dispatch(head.slice(1, head.size() - 1));
+      case Head::kTooBig:
+        ++host_.counters.frames_rejected;
+        spdlog::warn("session {:016x} ({}): a message of {} bytes announced, over the limit of {}",
+                     session_id_, peer_, step.length, reassembly_.max_message_bytes());
+        return close_with(websocket::close_code::too_big, "message over the host's limit");
+      case Head::kSegmented:
+        // The buffer grows only as segments arrive.
+        message_ = std::make_unique<tb::net::MessageBuffer>(static_cast<std::size_t>(step.length));
+        return read();
+    }
+  }
+  const std::size_t got = message_->size() - reassembly_.received();
+  host_.counters.bytes_in += got;
+  const auto step = reassembly_.on_segment(got);
+  if (step.kind == Segment::kReject) return reject_frame(step.reason);
+  if (step.kind == Segment::kMore) return read();
+  const ir::Bytes bytes = message_->release();
+  message_.reset();
+  dispatch(bytes);
+}
+
+void SessionConnection::refuse(ir::SessionRefusal refusal, const std::string& reason) {
+  ++host_.counters.sessions_refused;
+  spdlog::warn("{}: session refused ({}): {}", peer_, ir::to_string(refusal), reason);
+  queue_write(
+      OutFrame::of_bytes(ir::encode(ir::TaskResponse{ir::InitRefusedResponse{refusal}, 0})));
+  state_ = State::kClosing;
+  worker_finished_ = true;
+  maybe_close();
+}
+
+void SessionConnection::handshake(const ir::Bytes& bytes) {
+  // A refusal names the newest version served; the handshake's layout is the same in all.
+  const std::uint16_t version = ir::newest_profile().version;
+  auto frame = ir::decode<ir::ClientFrame>(bytes);
+  if (!frame) {
+    return refuse({ir::RefusalKind::IncompatibleProtocol, version},
+                  "unreadable handshake: " + frame.error().what());
+  }
+  if (frame.value().size() != 1 || !std::holds_alternative<ir::SessionInit>(frame.value()[0])) {
+    return refuse({ir::RefusalKind::IncompatibleProtocol, version},
+                  "the first frame must hold exactly one Init");
+  }
+  const auto& init = std::get<ir::SessionInit>(frame.value()[0]);
+  const ir::ProtocolProfile* profile = ir::find_profile(init.version);
+  if (!profile) {
+    return refuse({ir::RefusalKind::IncompatibleProtocol, version},
+                  fmt::format("client speaks protocol {}, this host serves {}", init.version,
+                              ir::describe_served()));
+  }
+  if (host_.options.auth_token && !header_authorized_ &&
+      !constant_time_equal(init.authorization.view(), *host_.options.auth_token)) {
+    return refuse({ir::RefusalKind::Unauthorized, 0},
+                  "the handshake's authorization does not match the host's token");
+  }
+  if (host_.options.auth_token && !ws_.next_layer().is_tls() &&
+      !tb::net::is_loopback(peer_address_)) {
+    const auto n = ++host_.counters.plain_credentials;
+    if ((n & (n - 1)) == 0) {  // 1, 2, 4, ...
+      spdlog::warn(
+          "{}: a credential arrived over plain ws:// from another machine ({} so far): serve "
+          "with --tls-cert/--tls-key so that tokens and tensors are not sent in the clear",
+          peer_, n);
+    }
+  }
+  const std::uint32_t device_count = host_.device_count();
+  if (init.device_index >= device_count) {
+    return refuse({ir::RefusalKind::NoSuchDevice, device_count},
+                  fmt::format("device {} asked, {} hosted", init.device_index, device_count));
+  }
+  // Same-host transfers stay between sessions of one peer presenting one credential; in a
+  // federation, the member a client reached first names the scope for every member.
+  std::string scope =
+      peer_address_ + '|' +
+      (header_authorized_ ? std::string("bearer") : std::string(init.authorization.view()));
+  if (host_.options.federation) scope = relayed_scope_ ? *relayed_scope_ : federation_scope(scope);
+  backend::Backend* device = host_.local_device(init.device_index);
+  if (!device) return relay(init.device_index, bytes, std::move(scope));
+  SessionWorker::Identity identity;
+  identity.session_id = init.session_id.id;
+  identity.device_index = init.device_index;
+  identity.transfer_scope = std::move(scope);
+  identity.profile = profile;
+  auto worker = std::make_shared<SessionWorker>(host_, identity, weak_from_this());
+  // Burn's refusals have no "busy" or "taken": these end with a websocket close whose reason
+  // says why.
+  switch (host_.sessions.admit(identity.session_id, shared_from_this(), worker,
+                               host_.options.limits.max_sessions)) {
+    case SessionRegistry::Admission::kStopping:
+      return close_with(websocket::close_code::going_away, "host stopping");
+    case SessionRegistry::Admission::kFull:
+      ++host_.counters.sessions_refused;
+      spdlog::warn("{}: session refused: {} sessions open, the limit", peer_,
+                   host_.options.limits.max_sessions);
+      return close_with(websocket::close_code::try_again_later, "too many sessions");
+    case SessionRegistry::Admission::kIdInUse:
+      ++host_.counters.sessions_refused;
+      spdlog::warn("{}: session {:016x} is already bound to another connection", peer_,
+                   identity.session_id);
+      return close_with(websocket::close_code::policy_error, "session id in use");
+    case SessionRegistry::Admission::kAdmitted:
+      break;
+  }
+  session_id_ = identity.session_id;
+  if (auto started = worker->start(); !started) {
+    host_.sessions.withdraw(session_id_);
+    ++host_.counters.sessions_refused;
+    spdlog::error("{}: session {:016x} refused: {}", peer_, session_id_, started.error().what());
+    session_id_ = 0;
+    return close_with(websocket::close_code::try_again_later, "host out of resources");
+  }
+  worker_ = std::move(worker);
+  ++host_.counters.sessions_total;
+  init_timer_.cancel();
+  ws_.read_message_max(host_.options.limits.max_message_bytes);
+  ir::SessionInfo info{profile->version, device->settings(), device_count, std::nullopt};
+  // The answer to Init is bare in every version (a client on another version reads its refusal
+  // the same way); the writes queue is empty here, so it is written bare at once and the session's
+  // framing applies from the next answer on.
+  profile_ = profile;
+  queue_write(OutFrame::of_bytes(ir::encode(ir::TaskResponse{ir::InitResponse{info}, 0})));
+  tagged_writes_ = profile->framing == ir::Framing::kTagged;
+  state_ = State::kRunning;
+  spdlog::info("session {:016x} opened from {} on device {} ({}), {}", session_id_, peer_,
+               init.device_index, device->device_name(), ir::describe(*profile));
+  read();
+}
+
+void SessionConnection::dispatch(const ir::Bytes& bytes) {
+  // The received bytes count against the host until the worker has taken their tasks (a session
+  // is bounded by max_queued_bytes; its own limit counts what its tasks make of them).
+  MemoryCharge queued(host_.account(), bytes.size());
+  receiving_ = {};
+  auto frame = ir::decode<ir::ClientFrame>(bytes);
+  if (!frame) {
+    ++host_.counters.frames_rejected;
+    spdlog::warn("session {:016x} ({}): undecodable frame of {} bytes, closing the session: {}",
+                 session_id_, peer_, bytes.size(), frame.error().what());
+    return close_with(websocket::close_code::policy_error, "undecodable frame");
+  }
+  std::vector<ir::Task> tasks;
+  tasks.reserve(frame.value().size());
+  bool close_requested = false;
+  for (auto& message : frame.value()) {
+    if (auto* task = std::get_if<ir::Task>(&message)) {
+      if (!ir::task_on_wire(*task, profile_->version)) {
+        ++host_.counters.frames_rejected;
+        spdlog::warn("session {:016x} ({}): Task::{} is not a message of {}, closing", session_id_,
+                     peer_, ir::task_name(*task), ir::describe(*profile_));
+        return close_with(websocket::close_code::policy_error, "task of another protocol");
+      }
+      tasks.push_back(std::move(*task));
+    } else if (auto* id = std::get_if<ir::SessionId>(&message)) {
+      if (id->id != session_id_) {
+        ++host_.counters.frames_rejected;
+        spdlog::warn("session {:016x}: asked to close session {:016x}", session_id_, id->id);
+        return close_with(websocket::close_code::policy_error, "closing another session");
+      }
+      close_requested = true;
+      break;
+    } else {
+      ++host_.counters.frames_rejected;
+      spdlog::warn("session {:016x}: a second Init on an open session", session_id_);
+      return close_with(websocket::close_code::policy_error, "second Init");
+    }
+  }
+  host_.counters.tasks += tasks.size();
+  if (close_requested || !worker_->try_run_inline(tasks)) {
+    worker_->push(std::move(tasks), std::move(queued));
+  }
+  if (close_requested) {
+    state_ = State::kClosing;
+    worker_->close();
+    return;
+  }
+  if (worker_->pause_if_full()) {
+    paused_ = shared_from_this();
+    return;  // resume() reads again
+  }
+  read();
+}
+
+void SessionConnection::queue_write(FramePtr frame) {
+  Outgoing out;
+  out.frame = std::move(frame);
+  queue_write(std::move(out));
+}
+
+void SessionConnection::queue_write(Outgoing out) {
+  if (state_ == State::kClosed) return;
+  writes_.push_back(std::move(out));
+  if (!writing_) write();
+}
+
+void SessionConnection::write() {
+  writing_ = true;
+  if (tagged_writes_) {
+    pieces_ = framing::tagged_messages(*writes_.front().frame, head_);
+    piece_ = 0;
+    return write_piece();
+  }
+  write_buffers_ = buffers_of(*writes_.front().frame);
+  ws_.async_write(write_buffers_, [self = shared_from_this()](beast::error_code ec, std::size_t n) {
+    self->guard([&] { self->on_write(ec, n); });
+  });
+}
+
+void SessionConnection::write_piece() {
+  ws_.async_write(pieces_[piece_],
+                  [self = shared_from_this()](beast::error_code ec, std::size_t n) {
+                    self->guard([&] { self->on_write(ec, n); });
+                  });
+}
+
+void SessionConnection::on_write(beast::error_code ec, std::size_t n) {
+  host_.counters.bytes_out += n;
+  if (!ec && ++piece_ < pieces_.size()) return write_piece();
+  writing_ = false;
+  write_buffers_.clear();
+  pieces_.clear();
+  if (ec) {
+    writes_.clear();
+    teardown();
+    return;
+  }
+  writes_.pop_front();  // its place and its bytes are given back
+  if (!writes_.empty()) return write();
+  maybe_close();
+}
+
+void SessionConnection::drop_unsent() {
+  // The answer being written stays until its write completes: the write reads its memory.
+  while (writes_.size() > (writing_ ? 1u : 0u)) writes_.pop_back();
+}
+
+void SessionConnection::maybe_close() {
+  if (state_ != State::kClosing || !worker_finished_ || writing_ || !writes_.empty()) return;
+  close_with(websocket::close_code::normal, "");
+}
+
+void SessionConnection::close_with(websocket::close_code code, std::string_view reason) {
+  if (state_ == State::kClosed || state_ == State::kRelayed) return;
+  if (worker_) worker_->close();
+  state_ = State::kClosed;
+  ws_.async_close(websocket::close_reason(code, reason),
+                  [self = shared_from_this()](beast::error_code) { self->teardown(); });
+}
+
+void SessionConnection::close_now() {
+  if (state_ == State::kRelayed) return;
+  state_ = State::kClosed;
+  beast::error_code ec;
+  beast::get_lowest_layer(ws_).socket().close(ec);
+}
+
+// The connection is gone: the worker runs what it has, frees the session's tensors and exits.
+void SessionConnection::teardown() {
+  if (torn_down_) return;
+  torn_down_ = true;
+  init_timer_.cancel();
+  paused_.reset();
+  if (worker_) worker_->close();
+  state_ = State::kClosed;
+  // Unsent answers give their places and bytes back now (a worker may be waiting on them).
+  drop_unsent();
+  if (session_id_) {
+    host_.sessions.remove_connection(session_id_, this);
+    // Collectives waiting on this session fail now rather than at their timeout.
+    host_.collectives.session_ended(session_id_);
+  }
+}
+
+}  // namespace tb::bridge

@@ -1,0 +1,118 @@
+// The `/session` websocket of one Burn session: reads messages (memory committed as their bytes
+// arrive), decodes them, runs the handshake, hands tasks to the session's worker, and writes the
+// answers through a single-writer queue. Every handler runs on the connection's strand and under
+// the last-resort guard: an exception ends this session with a close frame, never the process.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <boost/asio.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/beast/websocket.hpp>
+
+#include "memory.hpp"
+#include "net/any_stream.hpp"
+#include "net/message_buffer.hpp"
+#include "session/session_worker.hpp"
+#include "torchbridge/ir/profile.hpp"
+#include "torchbridge/ir/protocol.hpp"
+#include "transport/framing.hpp"
+#include "transport/listener.hpp"
+
+namespace tb::bridge {
+
+struct HostState;
+
+class SessionConnection : public std::enable_shared_from_this<SessionConnection> {
+ public:
+  // `relayed_scope`: the transfer scope a federation member that relays this session named.
+  SessionConnection(HostState& host, tb::net::AnyStream&& stream, ConnectionSlot slot,
+                    bool header_authorized, std::optional<std::string> relayed_scope = {});
+  ~SessionConnection();
+
+  void run(boost::beast::http::request<boost::beast::http::string_body> req);
+
+  // From any thread: queue one answer.
+  void send(Outgoing out);
+  // From the worker: its task queue drained below the limit.
+  void resume();
+  // From the worker: everything ran and was freed; close once the answers are out.
+  void worker_done();
+  // From the worker: it failed unexpectedly; the session ends with an internal-error close.
+  void end_with_error(std::string what);
+  // From Host::stop(): `done` runs once the socket is closed (on this connection's strand).
+  void shutdown(std::function<void()> done = {});
+
+ private:
+  // kRelayed: the websocket was handed to a Relay (another member owns the device).
+  enum class State { kHandshake, kRunning, kClosing, kClosed, kRelayed };
+
+  // Runs `fn` on the strand under the guard.
+  template <class Fn>
+  void post(Fn fn);
+  void guard(const std::function<void()>& fn);
+
+  void on_accept(boost::beast::error_code ec);
+  void read();
+  void on_message(boost::beast::error_code ec);
+  // A websocket message of a tagged session (framing.hpp): a head, or a segment of a message.
+  void on_tagged_message();
+  bool tagged() const;
+  void reject_frame(std::string_view what);
+  void refuse(ir::SessionRefusal refusal, const std::string& reason);
+  void handshake(const ir::Bytes& bytes);
+  void relay(std::uint32_t device, const ir::Bytes& init, std::string scope);
+  void dispatch(const ir::Bytes& bytes);
+  void queue_write(Outgoing out);
+  void queue_write(FramePtr frame);
+  void write();
+  void write_piece();
+  void on_write(boost::beast::error_code ec, std::size_t n);
+  void drop_unsent();
+  void maybe_close();
+  void close_with(boost::beast::websocket::close_code code, std::string_view reason);
+  void close_now();
+  void teardown();
+
+  HostState& host_;
+  boost::beast::websocket::stream<tb::net::AnyStream> ws_;
+  boost::asio::steady_timer init_timer_;
+  ConnectionSlot slot_;
+  std::string peer_;
+  std::string peer_address_;  // without the port: part of the transfer scope
+  bool header_authorized_;
+  std::optional<std::string> relayed_scope_;
+  bool accepted_ = false;
+  std::unique_ptr<tb::net::MessageBuffer> message_;
+  MemoryCharge receiving_;  // the message being received, charged to the host as it arrives
+  std::deque<Outgoing> writes_;
+  std::vector<boost::asio::const_buffer> write_buffers_;
+  // Tagged framing: the session's profile (from the handshake on) and the segmented message
+  // being received; on the way out, the websocket messages of the answer being written and its
+  // head.
+  const ir::ProtocolProfile* profile_ = nullptr;
+  bool tagged_writes_ = false;
+  framing::Reassembly reassembly_;
+  std::vector<std::vector<boost::asio::const_buffer>> pieces_;
+  std::size_t piece_ = 0;
+  std::array<std::uint8_t, 9> head_{};
+  bool writing_ = false;
+  // Set while reading is paused for back-pressure: with no read, write or timer pending, nothing
+  // else holds the connection (the registry's pointer is weak), and it would close itself.
+  std::shared_ptr<SessionConnection> paused_;
+  bool worker_finished_ = false;
+  bool torn_down_ = false;
+  State state_ = State::kHandshake;
+  std::uint64_t session_id_ = 0;
+  std::shared_ptr<SessionWorker> worker_;
+};
+
+}  // namespace tb::bridge
