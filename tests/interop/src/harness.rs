@@ -145,6 +145,12 @@ impl HostProcess {
 
     /// Runs `bin args` and reads the `ws://` (or `wss://`) address from its first line of output.
     pub fn start(bin: &str, args: &[String]) -> Self {
+        Self::try_start(bin, args).unwrap_or_else(|line| panic!("no address in start-up line: {line}"))
+    }
+
+    /// `start`, but a host that prints no address gives back the line it printed instead (its
+    /// reason, such as a port taken between choosing it and binding it).
+    pub fn try_start(bin: &str, args: &[String]) -> Result<Self, String> {
         let mut child = Command::new(bin)
             .args(args)
             .stdin(Stdio::piped())
@@ -159,19 +165,24 @@ impl HostProcess {
             .next()
             .unwrap_or_else(|| panic!("{bin} exited before printing its address"))
             .unwrap();
-        let address = first
+        let Some(address) = first
             .split_whitespace()
             .find(|w| w.starts_with("ws://") || w.starts_with("wss://"))
-            .unwrap_or_else(|| panic!("no address in start-up line: {first}"))
-            .to_string();
+            .map(str::to_string)
+        else {
+            drop(stdin);
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(first);
+        };
         // Keep draining stdout so the host never blocks on a full pipe.
         std::thread::spawn(move || for _ in lines {});
-        Self {
+        Ok(Self {
             child: Some(child),
             stdin: Some(stdin),
             address,
             banner: first,
-        }
+        })
     }
 
     /// A host already running at `address`, started by someone else (never stopped here).

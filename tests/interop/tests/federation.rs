@@ -25,8 +25,24 @@ fn free_port() -> u16 {
 }
 
 /// Members with `devices[r]` CPU devices each, rank 0 first, and their store's HOST:PORT. `extra`
-/// goes to every member.
+/// goes to every member. The ports are chosen free, but another process may take one before a
+/// member binds it: then every member is stopped and the federation starts again on new ports.
 fn spawn_federation(devices: &[usize], extra: &[&str]) -> (Vec<HostProcess>, String) {
+    let mut last = String::new();
+    for _ in 0..5 {
+        match try_spawn_federation(devices, extra) {
+            Ok(started) => return started,
+            Err(reasons) if reasons.contains("Address already in use") => last = reasons,
+            Err(reasons) => panic!("the federation did not start: {reasons}"),
+        }
+    }
+    panic!("no free ports in five tries: {last}")
+}
+
+fn try_spawn_federation(
+    devices: &[usize],
+    extra: &[&str],
+) -> Result<(Vec<HostProcess>, String), String> {
     let store = free_port();
     let world = devices.len().to_string();
     let args: Vec<Vec<String>> = devices
@@ -61,14 +77,20 @@ fn spawn_federation(devices: &[usize], extra: &[&str]) -> (Vec<HostProcess>, Str
         .collect();
     // Each member prints its address once every member is ready: they start together.
     let bin = torchbridge_bin();
-    let members = std::thread::scope(|s| {
+    let started: Vec<Result<HostProcess, String>> = std::thread::scope(|s| {
         let handles: Vec<_> = args
             .iter()
-            .map(|a| s.spawn(|| HostProcess::start(&bin, a)))
+            .map(|a| s.spawn(|| HostProcess::try_start(&bin, a)))
             .collect();
         handles.into_iter().map(|h| h.join().unwrap()).collect()
     });
-    (members, format!("127.0.0.1:{store}"))
+    // Dropping the members that did start stops them before a retry.
+    let reasons: Vec<&String> = started.iter().filter_map(|m| m.as_ref().err()).collect();
+    if !reasons.is_empty() {
+        return Err(reasons.iter().map(|r| r.as_str()).collect::<Vec<_>>().join("; "));
+    }
+    let members = started.into_iter().map(Result::unwrap).collect();
+    Ok((members, format!("127.0.0.1:{store}")))
 }
 
 fn applies() -> bool {
