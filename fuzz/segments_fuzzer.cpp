@@ -1,5 +1,5 @@
-// libFuzzer target for Burn 0.23's tagged framing on `/session` (bridge/src/transport/framing.hpp): a
-// sequence of websocket messages driven through framing::Reassembly exactly as the session does
+// libFuzzer target for Burn 0.23's tagged framing on `/session` (bridge/src/transport/framing.hpp):
+// a sequence of websocket messages driven through framing::Reassembly exactly as the session does
 // (ws_session.cpp): each message read into a net::MessageBuffer under the limit the reassembly
 // gives, heads and segments handed over, and every whole or completed message decoded as the
 // protocol-6 client frame the session decodes. Checks that a completed message is exactly its
@@ -100,7 +100,7 @@ class Session {
 
  private:
   bool on_head(const std::uint8_t* data, std::size_t size) {
-    tb::net::MessageBuffer buffer(reassembly_.read_limit());
+    tb::net::MessageBuffer buffer(reassembly_.read_limit(), blocks_);
     receive(buffer, data, size);
     const tb::ir::Bytes head = buffer.release();
     const auto step = reassembly_.on_head(head.data(), head.size());
@@ -113,7 +113,8 @@ class Session {
                     step.length <= reassembly_.max_message_bytes() && reassembly_.in_message(),
                 "a segmented message's head");
         length_ = step.length;
-        message_ = std::make_unique<tb::net::MessageBuffer>(static_cast<std::size_t>(length_));
+        message_ =
+            std::make_unique<tb::net::MessageBuffer>(static_cast<std::size_t>(length_), blocks_);
         return true;
       case Head::kTooBig:
         require(step.length > reassembly_.max_message_bytes() && !reassembly_.in_message(),
@@ -128,6 +129,9 @@ class Session {
 
   Reassembly reassembly_;
   std::unique_ptr<tb::net::MessageBuffer> message_;
+  // As a host's: blocks go back to it and the next segmented message may take one.
+  std::shared_ptr<tb::ir::BlockCache> blocks_ =
+      std::make_shared<tb::ir::BlockCache>(tb::ir::BlockCache::kMinBlock * 64);
   std::uint64_t length_ = 0;
   std::vector<std::uint8_t> segments_;
 };

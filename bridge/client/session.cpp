@@ -63,6 +63,11 @@ beast::error_code run_bounded(net::io_context& ioc, Stream& stream,
 
 }  // namespace
 
+const std::shared_ptr<ir::BlockCache>& message_blocks() {
+  static const auto blocks = std::make_shared<ir::BlockCache>(ir::BlockCache::default_limit());
+  return blocks;
+}
+
 struct Session::Io {
   explicit Io(std::shared_ptr<net::ssl::context> context)
       : tls(std::move(context)),
@@ -82,13 +87,13 @@ struct Session::Io {
   bool close_started = false;
   std::thread thread;
   std::optional<net::executor_work_guard<net::io_context::executor_type>> guard;
-  // Each second, the process's warm message blocks left idle go back to the system. Best
+  // Each second, the client's warm message blocks left idle go back to the system. Best
   // effort: the cache is bounded without it, so a failed tick is dropped.
   net::steady_timer sweeper{ioc};
   void sweep() {
     tb::net::every(
         sweeper, std::chrono::seconds(1),
-        [] { ir::BlockCache::instance().expire(std::chrono::steady_clock::now()); },
+        [] { message_blocks()->expire(std::chrono::steady_clock::now()); },
         [](const std::string&) {});
   }
   // Set once the connection is over (closed by us, by the host, or failed).
@@ -285,7 +290,8 @@ Status Session::open() {
           Reader{self});
     }
   };
-  io.message = std::make_unique<tb::net::MessageBuffer>(options_.max_message_bytes);
+  io.message =
+      std::make_unique<tb::net::MessageBuffer>(options_.max_message_bytes, message_blocks());
   io.guard.emplace(io.ioc.get_executor());
   io.ioc.restart();
   Reader::read(this);

@@ -21,6 +21,7 @@
 #include <boost/asio/ssl/context.hpp>
 
 #include "torchbridge/client/device.hpp"
+#include "torchbridge/ir/block_cache.hpp"
 #include "torchbridge/ir/protocol.hpp"
 
 namespace tb::client::detail {
@@ -29,6 +30,9 @@ namespace tb::client::detail {
 ir::TensorId new_tensor_id();
 // The calling thread's stream (0, 1, ... in first-use order, like StreamId::current()).
 ir::StreamId current_stream();
+// The client's warm message blocks, shared by its sessions (their uploads and downloads) and by
+// no host: a host in the same process keeps its own.
+const std::shared_ptr<ir::BlockCache>& message_blocks();
 
 class Session {
  public:

@@ -7,6 +7,7 @@
 
 #include "net/secure_random.hpp"
 #include "ops.hpp"
+#include "session.hpp"
 #include "torchbridge/ir/exclusive_block.hpp"
 
 namespace tb::client {
@@ -30,7 +31,7 @@ TensorNode::~TensorNode() {
 }
 
 ir::Bytes copy_payload(const void* data, std::size_t size) {
-  return ir::exclusive_copy_of(data, size);
+  return ir::exclusive_copy_of(data, size, message_blocks());
 }
 
 }  // namespace detail

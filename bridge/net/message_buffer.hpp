@@ -2,7 +2,7 @@
 // message's bytes arrive, never reserved from the length a frame header declares: the caller grows
 // it one bounded chunk ahead of each read (`reserve_next`), and growth is geometric through
 // realloc, which for large blocks remaps pages instead of copying them. A large upload's declared
-// length only picks a block the process already holds (ir::BlockCache), warm from an earlier
+// length only picks a block its owner's cache holds (ir::BlockCache), warm from an earlier
 // message of that size. The finished message is handed to the decoder as shared bytes (`release`),
 // which the decoded frame's tensor views share; the block goes back to the cache when they go.
 // The host reads every message into one, and so does the C++ client (its downloads).
@@ -31,7 +31,9 @@ class MessageBuffer {
   using const_buffers_type = boost::asio::const_buffer;
   using mutable_buffers_type = boost::asio::mutable_buffer;
 
-  explicit MessageBuffer(std::size_t max_size) : max_(max_size) {}
+  // Blocks come from and go back to `cache` (the host's, or the client's); none: malloc and free.
+  MessageBuffer(std::size_t max_size, std::shared_ptr<ir::BlockCache> cache)
+      : max_(max_size), cache_(std::move(cache)) {}
   ~MessageBuffer() { std::free(data_); }
   MessageBuffer(const MessageBuffer&) = delete;
   MessageBuffer& operator=(const MessageBuffer&) = delete;
@@ -42,9 +44,9 @@ class MessageBuffer {
     if (want <= capacity_) return true;
     std::size_t cap = std::max(want, std::min(max_, capacity_ * 2));
     void* p = std::realloc(data_, std::max<std::size_t>(cap, 1));
-    if (p == nullptr && ir::BlockCache::instance().bytes() > 0) {
+    if (p == nullptr && cache_ && cache_->bytes() > 0) {
       // Out of memory: the warm blocks kept for later messages go first.
-      ir::BlockCache::instance().trim();
+      cache_->trim();
       p = std::realloc(data_, std::max<std::size_t>(cap, 1));
     }
     if (p == nullptr) return false;
@@ -112,7 +114,7 @@ class MessageBuffer {
         block = n;
       }
     }
-    return ir::exclusive_block(p, block).slice(front, n - front);
+    return ir::exclusive_block(p, block, cache_).slice(front, n - front);
   }
 
  private:
@@ -121,8 +123,9 @@ class MessageBuffer {
 
   // Moves what arrived into a cached block of `end` bytes or a little more, when there is one.
   void adopt_cached(std::size_t end) noexcept {
-    if (end <= capacity_ || end - front_ > max_) return;  // fits, or the message is too large
-    const auto b = ir::BlockCache::instance().take(end, end + kTrimSlack);
+    // It fits, or the message is too large, or there is no cache.
+    if (end <= capacity_ || end - front_ > max_ || !cache_) return;
+    const auto b = cache_->take(end, end + kTrimSlack);
     if (b.data == nullptr) return;
     std::memcpy(b.data + front_, data_ + front_, size_);
     std::free(data_);
@@ -131,6 +134,7 @@ class MessageBuffer {
   }
 
   std::size_t max_;
+  std::shared_ptr<ir::BlockCache> cache_;
   std::uint8_t* data_ = nullptr;
   std::size_t front_ = 0;  // the message starts here in the block (alignment, see above)
   std::size_t size_ = 0;

@@ -84,7 +84,7 @@ struct Host::Impl {
         [this] {
           const auto now = std::chrono::steady_clock::now();
           state.data.expire(now);
-          ir::BlockCache::instance().expire(now);
+          state.message_blocks->expire(now);
           release_idle_devices();
         },
         [](const std::string& what) { spdlog::error("expiring exposures: {}", what); });
@@ -152,7 +152,7 @@ Status Host::start() {
   // refuses work); an eighth of it, up to 1 GiB, keeps a large upload's block for the next one.
   constexpr std::uint64_t kMaxCache = std::uint64_t{1} << 30;
   const std::uint64_t host_bytes = options.limits.max_host_bytes;
-  ir::BlockCache::instance().set_limit(
+  im.state.message_blocks->set_limit(
       static_cast<std::size_t>(host_bytes ? std::min(host_bytes / 8, kMaxCache) : kMaxCache));
   im.work.emplace(im.ioc.get_executor());
   im.listener.accept();
@@ -192,6 +192,10 @@ HostMetrics Host::metrics() const {
 
 std::string Host::metrics_text() const {
   return bridge::metrics_text(impl_->state);
+}
+
+ir::BlockCache& Host::message_blocks() const {
+  return *impl_->state.message_blocks;
 }
 
 }  // namespace tb::bridge

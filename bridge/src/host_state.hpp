@@ -34,7 +34,7 @@ struct HostState {
       : options(std::move(o)),
         devices(std::move(d)),
         request_policy{options.allowed_origins, tb::net::is_loopback(options.host)},
-        downloader(options, stopping, tls_client) {
+        downloader(options, stopping, tls_client, message_blocks) {
     for (const auto& device : devices) {
       const bool in_host_memory = device->device_name().rfind("cpu", 0) == 0;
       device_memory.push_back(std::make_unique<DeviceAccount>(
@@ -53,6 +53,10 @@ struct HostState {
   // wss:// peers with.
   std::shared_ptr<boost::asio::ssl::context> tls_server, tls_client;
   HostCounters counters;
+  // Warm blocks of this host's received messages (ir::BlockCache): its own, never another
+  // host's. Sized by Host::start from --max-host-bytes, and counted against it.
+  const std::shared_ptr<ir::BlockCache> message_blocks =
+      std::make_shared<ir::BlockCache>(ir::BlockCache::default_limit());
   // Bytes held outside tensors by every session, plus messages being received.
   MemoryAccount memory;
   // Tensor bytes in host memory (the sessions on CPU devices).
@@ -67,7 +71,8 @@ struct HostState {
 
   // Whether the host is over --max-host-bytes, by host_bytes_over's formula (memory.hpp).
   bool over_memory_limit() {
-    return host_bytes_over(options.limits.max_host_bytes, tensor_bytes.load(), memory.bytes())
+    return host_bytes_over(options.limits.max_host_bytes, tensor_bytes.load(), memory.bytes(), 0,
+                           message_blocks.get())
         .has_value();
   }
 
@@ -113,6 +118,7 @@ struct HostState {
     s.held = std::make_shared<MemoryAccount>(&memory);
     s.host_tensor_bytes = &tensor_bytes;
     s.device_memory = device_memory.at(device - first_device()).get();
+    s.message_blocks = message_blocks.get();
     s.session_open = [this](std::uint64_t id) { return sessions.is_open(id); };
     return s;
   }

@@ -54,14 +54,14 @@ std::uint64_t default_host_bytes() {
   return available_memory_bytes() / 4 * 3;
 }
 std::optional<std::uint64_t> host_bytes_over(std::uint64_t limit, std::uint64_t tensors,
-                                             std::uint64_t held, std::uint64_t extra) {
+                                             std::uint64_t held, std::uint64_t extra,
+                                             ir::BlockCache* blocks) {
   if (!limit) return std::nullopt;
-  auto& cache = ir::BlockCache::instance();
-  const std::uint64_t cached = cache.bytes();
+  const std::uint64_t cached = blocks ? blocks->bytes() : 0;
   std::uint64_t host = tensors + held + extra + cached;
   if (host > limit && cached > 0) {
     host -= cached;
-    cache.trim();
+    blocks->trim();
   }
   if (host > limit) return host;
   return std::nullopt;

@@ -10,6 +10,8 @@
 #include <string>
 #include <utility>
 
+#include "torchbridge/ir/block_cache.hpp"
+
 namespace tb::bridge {
 
 // A counter of bytes, optionally rolling up into a parent (a session's into the host's).
@@ -92,10 +94,11 @@ std::uint64_t available_memory_bytes();
 
 // The host's memory against `limit` (0: unlimited), one formula for every check (a message being
 // received, a relay, a session's op): every session's tensors, what the host's account holds
-// (messages being received, queued work and answers, exposed copies), `extra`, and the process's
-// warm message blocks (ir::BlockCache). The blocks are held for nobody: when the host is over the
-// limit with them, they are freed first. The total when the host is still over, else nullopt.
+// (messages being received, queued work and answers, exposed copies), `extra`, and the host's
+// warm message blocks (`blocks`, if any). The blocks are held for nobody: when the host is over
+// the limit with them, they are freed first. The total when the host is still over, else nullopt.
 std::optional<std::uint64_t> host_bytes_over(std::uint64_t limit, std::uint64_t tensors,
-                                             std::uint64_t held, std::uint64_t extra = 0);
+                                             std::uint64_t held, std::uint64_t extra,
+                                             ir::BlockCache* blocks);
 
 }  // namespace tb::bridge

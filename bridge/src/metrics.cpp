@@ -91,10 +91,10 @@ std::string metrics_text(const HostState& host) {
          "Bytes held besides tensors: messages being received, queued tasks and answers, "
          "exposed copies.",
          m.held_bytes);
-  const auto cache = ir::BlockCache::instance().stats();
+  const auto cache = host.message_blocks->stats();
   metric("block_cache_bytes", "gauge",
          "Warm message blocks kept for the next large message (counted against --max-host-bytes).",
-         ir::BlockCache::instance().bytes());
+         host.message_blocks->bytes());
   metric("block_cache_hits_total", "counter", "Large messages received into a warm block.",
          cache.hits);
   metric("tasks_total", "counter", "Tasks received.", m.tasks);

@@ -7,20 +7,12 @@
 
 namespace tb::ir {
 
-BlockCache& BlockCache::instance() {
-  // Never destroyed: blocks come back from deleters that may run during static destruction.
-  static BlockCache* cache = [] {
-    constexpr std::size_t kDefault = std::size_t{256} << 20;
-    const long pages = sysconf(_SC_PHYS_PAGES);
-    const long page = sysconf(_SC_PAGESIZE);
-    std::size_t limit = kDefault;
-    if (pages > 0 && page > 0) {
-      limit =
-          std::min(kDefault, static_cast<std::size_t>(pages) / 16 * static_cast<std::size_t>(page));
-    }
-    return new BlockCache(limit);
-  }();
-  return *cache;
+std::size_t BlockCache::default_limit() {
+  constexpr std::size_t kDefault = std::size_t{256} << 20;
+  const long pages = sysconf(_SC_PHYS_PAGES);
+  const long page = sysconf(_SC_PAGESIZE);
+  if (pages <= 0 || page <= 0) return kDefault;
+  return std::min(kDefault, static_cast<std::size_t>(pages) / 16 * static_cast<std::size_t>(page));
 }
 
 BlockCache::Block BlockCache::take(std::size_t min, std::size_t max) noexcept {

@@ -294,7 +294,7 @@ TEST(HostHardening, WarmMessageBlocksCountAgainstTheHostLimitAndGoFirst) {
   bridge::HostOptions o;
   o.limits.max_host_bytes = 8 * kMiB;
   ConfiguredHost host(o);
-  auto& cache = ir::BlockCache::instance();
+  ir::BlockCache& cache = host.host().message_blocks();
   EXPECT_EQ(cache.limit(), kMiB) << "an eighth of the host's limit";
   cache.set_limit(16 * kMiB);
   for (int i = 0; i < 6; ++i) cache.give(static_cast<std::uint8_t*>(std::malloc(kMiB)), kMiB);
@@ -306,7 +306,24 @@ TEST(HostHardening, WarmMessageBlocksCountAgainstTheHostLimitAndGoFirst) {
   EXPECT_FALSE(std::holds_alternative<ExecutionError>(sync))
       << std::get<ExecutionError>(sync).reason;
   EXPECT_EQ(cache.bytes(), 0u);
-  cache.set_limit(kMiB);
+}
+
+// Issue 43, item 5: the cache was the process's, so a second host set the first one's limit, and
+// one host's sessions trimmed the blocks another counted. Each host now owns its own.
+TEST(HostHardening, TwoHostsInOneProcessKeepTheirOwnMessageBlocks) {
+  bridge::HostOptions small_options, large_options;
+  small_options.limits.max_host_bytes = 8 * kMiB;
+  large_options.limits.max_host_bytes = 80 * kMiB;
+  ConfiguredHost small(small_options);
+  ConfiguredHost large(large_options);
+  ir::BlockCache& small_blocks = small.host().message_blocks();
+  ir::BlockCache& large_blocks = large.host().message_blocks();
+  ASSERT_NE(&small_blocks, &large_blocks);
+  EXPECT_EQ(small_blocks.limit(), kMiB) << "the second host set the first one's limit";
+  EXPECT_EQ(large_blocks.limit(), 10 * kMiB);
+  large_blocks.give(static_cast<std::uint8_t*>(std::malloc(kMiB)), kMiB);
+  EXPECT_EQ(small_blocks.bytes(), 0u);
+  EXPECT_EQ(large_blocks.bytes(), kMiB);
 }
 
 // Finding 12: --max-session-bytes was unlimited by default.

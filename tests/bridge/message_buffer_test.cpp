@@ -28,9 +28,15 @@ std::vector<std::uint8_t> upload_message(std::size_t header, std::uint32_t paylo
 
 // Receives `m` as async_read_chunked does: a first chunk, alignment, then the rest in large reads,
 // into the room the block has before growing it. `growths` counts the reads that grew the block.
+// The blocks the tests' buffers take from and give back to.
+std::shared_ptr<ir::BlockCache> test_blocks() {
+  static const auto blocks = std::make_shared<ir::BlockCache>(64 << 20);
+  return blocks;
+}
+
 ir::Bytes receive(const std::vector<std::uint8_t>& m, int* growths = nullptr,
                   std::size_t max = std::size_t{1} << 30) {
-  MessageBuffer buffer(max);
+  MessageBuffer buffer(max, test_blocks());
   std::size_t at = 0;
   bool first = true;
   while (at < m.size()) {
@@ -73,18 +79,11 @@ TEST(MessageBuffer, SmallMessagesAndSmallBinariesStayWhereTheyAre) {
   EXPECT_LE(ir::exclusive_block_of(bytes)->size, small.size() + ir::BlockCache::kTakeSlack);
 }
 
-// The process's cache, emptied, with room for these tests' blocks; its limit restored after.
+// The tests' cache, emptied.
 class WarmBlocks : public ::testing::Test {
  protected:
-  void SetUp() override {
-    cache.trim();
-    cache.set_limit(64 << 20);
-  }
-  void TearDown() override { cache.set_limit(limit_); }
-  ir::BlockCache& cache = ir::BlockCache::instance();
-
- private:
-  std::size_t limit_ = ir::BlockCache::instance().limit();
+  void SetUp() override { cache.trim(); }
+  ir::BlockCache& cache = *test_blocks();
 };
 
 TEST_F(WarmBlocks, ALargeMessageOfASizeSeenBeforeIsReceivedIntoTheWarmBlockItLeft) {
@@ -109,7 +108,7 @@ TEST_F(WarmBlocks, ALargeMessageOfASizeSeenBeforeIsReceivedIntoTheWarmBlockItLef
 
 TEST_F(WarmBlocks, ADeclaredLengthNeverAllocatesAndOverTheLimitTakesNoBlock) {
   // A header declaring 1 GiB, and only the header: nothing is reserved for it.
-  MessageBuffer buffer(std::size_t{2} << 30);
+  MessageBuffer buffer(std::size_t{2} << 30, test_blocks());
   auto head = upload_message(40, 0);
   head[41] = 0x40;  // bin32 length 0x40000000
   ASSERT_TRUE(buffer.reserve_next(kFirstReadChunk));
@@ -123,7 +122,7 @@ TEST_F(WarmBlocks, ADeclaredLengthNeverAllocatesAndOverTheLimitTakesNoBlock) {
   { const auto kept = receive(m); }
   const auto before = cache.bytes();
   ASSERT_GT(before, 0u);
-  MessageBuffer small(512 * 1024);
+  MessageBuffer small(512 * 1024, test_blocks());
   ASSERT_TRUE(small.reserve_next(kFirstReadChunk));
   std::memcpy(small.prepare(kFirstReadChunk).data(), m.data(), kFirstReadChunk);
   small.commit(kFirstReadChunk);

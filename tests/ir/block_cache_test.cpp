@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <memory>
+#include <optional>
 #include <vector>
 
 #include "torchbridge/ir/exclusive_block.hpp"
@@ -112,13 +114,13 @@ TEST(BlockCache, IdleBlocksExpireAndALowerLimitOrATrimFreesThem) {
   EXPECT_EQ(cache.bytes(), 0u);
 }
 
-TEST(BlockCache, AnExclusiveBlockGoesBackToTheProcesssCacheWhenItsBytesGo) {
-  auto& cache = BlockCache::instance();
-  cache.trim();
+TEST(BlockCache, AnExclusiveBlockGoesBackToItsCacheWhenItsBytesGo) {
+  const auto owned = std::make_shared<BlockCache>(16 << 20);
+  BlockCache& cache = *owned;
   std::vector<std::uint8_t> values(300 * kKiB, 7);
   const std::uint8_t* first = nullptr;
   {
-    const Bytes bytes = exclusive_copy_of(values.data(), values.size());
+    const Bytes bytes = exclusive_copy_of(values.data(), values.size(), owned);
     ASSERT_NE(exclusive_block_of(bytes), nullptr);
     EXPECT_EQ(bytes, Bytes::copy_of(values.data(), values.size()));
     first = bytes.data();
@@ -127,13 +129,36 @@ TEST(BlockCache, AnExclusiveBlockGoesBackToTheProcesssCacheWhenItsBytesGo) {
   EXPECT_EQ(cache.bytes(), values.size());
   // The next copy of that size is made into the same, warm block.
   values.assign(values.size(), 9);
-  const Bytes again = exclusive_copy_of(values.data(), values.size());
+  const Bytes again = exclusive_copy_of(values.data(), values.size(), owned);
   EXPECT_EQ(again.data(), first);
   EXPECT_EQ(again.data()[0], 9);
   EXPECT_EQ(cache.bytes(), 0u);
   // Small copies are left to malloc.
-  const Bytes small = exclusive_copy_of(values.data(), 100);
+  const Bytes small = exclusive_copy_of(values.data(), 100, owned);
   EXPECT_EQ(exclusive_block_of(small), nullptr);
+}
+
+// A block outlives the owner of its cache (a tensor over an upload may outlive its host): the
+// cache stays alive while a block refers to it, and the block still goes back to it.
+TEST(BlockCache, ABlockKeepsItsCacheAliveAfterItsOwnerLetsGo) {
+  auto owned = std::make_shared<BlockCache>(16 << 20);
+  const std::weak_ptr<BlockCache> watch = owned;
+  std::vector<std::uint8_t> values(300 * kKiB, 7);
+  std::optional<Bytes> bytes = exclusive_copy_of(values.data(), values.size(), owned);
+  owned.reset();
+  ASSERT_FALSE(watch.expired()) << "the block's cache went before the block";
+  EXPECT_EQ(watch.lock()->bytes(), 0u);
+  bytes.reset();
+  EXPECT_TRUE(watch.expired()) << "the last block gone, the cache goes too";
+}
+
+// Without a cache the block is plain malloc'd memory, freed with its bytes.
+TEST(BlockCache, AnExclusiveCopyWithoutACacheIsStillExclusive) {
+  std::vector<std::uint8_t> values(300 * kKiB, 7);
+  const Bytes bytes = exclusive_copy_of(values.data(), values.size(), nullptr);
+  ASSERT_NE(exclusive_block_of(bytes), nullptr);
+  EXPECT_EQ(exclusive_block_of(bytes)->cache, nullptr);
+  EXPECT_EQ(bytes, Bytes::copy_of(values.data(), values.size()));
 }
 
 }  // namespace

@@ -257,7 +257,7 @@ void SessionWorker::run_one(TaskRunner& runner, ir::Task& task) {
     // Out of memory in this task (ATen's own failures are errors already): the task fails, the
     // session goes on, and what the task owed is answered. Warm blocks kept for later messages
     // go first, so that what follows has the room.
-    ir::BlockCache::instance().trim();
+    host_.message_blocks->trim();
     Error e = make_error(ErrorCode::kLimit, "{}: the host ran out of memory", ir::task_name(task));
     spdlog::warn("session {:016x}: {}", identity_.session_id, e.what());
     runner.executor().fail(e, {});
@@ -277,7 +277,7 @@ void SessionWorker::answer(TaskRunner& runner, ir::TaskResponse response) {
   try {
     frame = OutFrame::encode(response);
   } catch (const std::bad_alloc&) {
-    ir::BlockCache::instance().trim();
+    host_.message_blocks->trim();
     frame = nullptr;
   }
   if (!frame) {

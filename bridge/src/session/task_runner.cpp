@@ -120,7 +120,8 @@ std::optional<Error> TaskRunner::over_memory_limit(std::uint64_t extra) {
   }
   const std::uint64_t host_held =
       services_.held && services_.held->parent() ? services_.held->parent()->bytes() : held;
-  if (const auto host = host_bytes_over(limits.max_host_bytes, host_tensors, host_held, extra)) {
+  if (const auto host = host_bytes_over(limits.max_host_bytes, host_tensors, host_held, extra,
+                                        services_.message_blocks)) {
     return make_error(ErrorCode::kLimit,
                       "the host holds {} bytes for all its sessions, over its limit of {} bytes "
                       "(--max-host-bytes)",

@@ -38,6 +38,8 @@ struct SessionServices {
   // The session's device: its tensors count there, against that device's limit, and in
   // host_tensor_bytes only where the device's memory is the host's.
   DeviceAccount* device_memory = nullptr;
+  // The host's warm message blocks: counted against its limit, freed first when over it.
+  ir::BlockCache* message_blocks = nullptr;
   std::chrono::milliseconds transfer_timeout{60000};
   // Set when the host stops: blocking waits (downloads) give up.
   const std::atomic<bool>* stopping = nullptr;

@@ -155,13 +155,13 @@ void tls_handshake(tb::net::AnyStream& s, Done done) {
 
 Result<ir::TensorData> WebSocketDownloader::download(const ir::Address& peer, std::uint64_t key) {
   return download_tensor(peer, key, options_.transfer_timeout, options_.limits.max_message_bytes,
-                         &stopping_, tls_.get());
+                         &stopping_, tls_.get(), std::nullopt, blocks_);
 }
 
 Result<ir::TensorData> WebSocketDownloader::download_from_member(const ir::Address& peer,
                                                                  std::uint64_t key) {
   return download_tensor(peer, key, options_.transfer_timeout, options_.limits.max_message_bytes,
-                         &stopping_, tls_.get(), options_.auth_token);
+                         &stopping_, tls_.get(), options_.auth_token, blocks_);
 }
 
 Result<ir::TensorData> download_tensor(const ir::Address& peer, std::uint64_t key,
@@ -169,7 +169,8 @@ Result<ir::TensorData> download_tensor(const ir::Address& peer, std::uint64_t ke
                                        std::uint64_t max_message_bytes,
                                        const std::atomic<bool>* cancel,
                                        boost::asio::ssl::context* tls,
-                                       const std::optional<std::string>& bearer) {
+                                       const std::optional<std::string>& bearer,
+                                       std::shared_ptr<ir::BlockCache> blocks) {
   if (peer.scheme != "ws" && peer.scheme != "wss") {
     return make_error(ErrorCode::kUnsupported,
                       "cannot download from {}://: only ws and wss are spoken", peer.scheme);
@@ -189,7 +190,7 @@ Result<ir::TensorData> download_tensor(const ir::Address& peer, std::uint64_t ke
                                                   : tb::net::AnyStream(std::move(tcp)));
   if (secure) TB_TRY(tb::net::prepare_client(ws.next_layer().tls(), host));
   // The peer's answer: memory committed as it arrives, never from the length it declares.
-  tb::net::MessageBuffer buffer(max_message_bytes);
+  tb::net::MessageBuffer buffer(max_message_bytes, std::move(blocks));
   beast::error_code failure;
   const char* stage = "resolving";
   std::vector<std::uint8_t> request = ir::encode(ir::DataMessage{ir::TensorRequestMessage{key}});

@@ -19,6 +19,7 @@
 #include "cluster/transfers.hpp"
 #include "net/any_stream.hpp"
 #include "torchbridge/bridge/host.hpp"
+#include "torchbridge/ir/block_cache.hpp"
 #include "transport/listener.hpp"
 #include "transport/out_frame.hpp"
 
@@ -60,8 +61,9 @@ class WebSocketDownloader final : public Downloader {
  public:
   // `tls` (set by Host::start) verifies wss:// peers.
   WebSocketDownloader(const HostOptions& options, const std::atomic<bool>& stopping,
-                      const std::shared_ptr<boost::asio::ssl::context>& tls)
-      : options_(options), stopping_(stopping), tls_(tls) {}
+                      const std::shared_ptr<boost::asio::ssl::context>& tls,
+                      std::shared_ptr<ir::BlockCache> blocks)
+      : options_(options), stopping_(stopping), tls_(tls), blocks_(std::move(blocks)) {}
   Result<ir::TensorData> download(const ir::Address& peer, std::uint64_t key) override;
   Result<ir::TensorData> download_from_member(const ir::Address& peer, std::uint64_t key) override;
 
@@ -69,17 +71,19 @@ class WebSocketDownloader final : public Downloader {
   const HostOptions& options_;
   const std::atomic<bool>& stopping_;
   const std::shared_ptr<boost::asio::ssl::context>& tls_;
+  std::shared_ptr<ir::BlockCache> blocks_;  // the host's: the answers are received into its blocks
 };
 
 // Downloads one tensor from another host's `/data` route, over TLS for a wss:// peer (verified
-// in `tls`; none: the system's roots). Gives up early, with an error, once `cancel` (if any)
-// becomes true.
+// in `tls`; none: the system's roots), into a block of `blocks` when it keeps one of the answer's
+// size. Gives up early, with an error, once `cancel` (if any) becomes true.
 Result<ir::TensorData> download_tensor(const ir::Address& peer, std::uint64_t key,
                                        std::chrono::milliseconds timeout,
                                        std::uint64_t max_message_bytes,
                                        const std::atomic<bool>* cancel = nullptr,
                                        boost::asio::ssl::context* tls = nullptr,
-                                       const std::optional<std::string>& bearer = std::nullopt);
+                                       const std::optional<std::string>& bearer = std::nullopt,
+                                       std::shared_ptr<ir::BlockCache> blocks = nullptr);
 
 // The segments of `frame` as Asio buffers, for one scatter-gather write.
 std::vector<boost::asio::const_buffer> buffers_of(const OutFrame& frame);

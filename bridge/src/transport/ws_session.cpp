@@ -136,12 +136,14 @@ bool SessionConnection::tagged() const {
 
 void SessionConnection::read() {
   if (!tagged()) {
-    message_ = std::make_unique<tb::net::MessageBuffer>(ws_.read_message_max());
+    message_ =
+        std::make_unique<tb::net::MessageBuffer>(ws_.read_message_max(), host_.message_blocks);
   } else {
     // A head, or the next segment into the same buffer (framing::Reassembly::read_limit).
     ws_.read_message_max(reassembly_.read_limit());
     if (!reassembly_.in_message()) {
-      message_ = std::make_unique<tb::net::MessageBuffer>(reassembly_.read_limit());
+      message_ =
+          std::make_unique<tb::net::MessageBuffer>(reassembly_.read_limit(), host_.message_blocks);
     }
   }
   auto self = shared_from_this();
@@ -221,7 +223,8 @@ void SessionConnection::on_tagged_message() {
         return close_with(websocket::close_code::too_big, "message over the host's limit");
       case Head::kSegmented:
         // The buffer grows only as segments arrive.
-        message_ = std::make_unique<tb::net::MessageBuffer>(static_cast<std::size_t>(step.length));
+        message_ = std::make_unique<tb::net::MessageBuffer>(static_cast<std::size_t>(step.length),
+                                                            host_.message_blocks);
         return read();
     }
   }

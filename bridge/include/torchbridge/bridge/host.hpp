@@ -12,6 +12,7 @@
 #include "torchbridge/backend/backend.hpp"
 #include "torchbridge/bridge/federation.hpp"
 #include "torchbridge/bridge/models.hpp"
+#include "torchbridge/ir/block_cache.hpp"
 #include "torchbridge/result.hpp"
 
 namespace tb::bridge {
@@ -148,6 +149,9 @@ class Host {
   HostMetrics metrics() const;
   // Prometheus text exposition of metrics().
   std::string metrics_text() const;
+  // The warm blocks of this host's received messages: its own, counted against its
+  // --max-host-bytes (what `block_cache_bytes` reports).
+  ir::BlockCache& message_blocks() const;
 
   struct Impl;
 

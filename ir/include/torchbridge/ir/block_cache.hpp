@@ -8,6 +8,11 @@
 // Bounded in bytes and in blocks, and idle blocks expire: what it keeps is memory the process holds
 // for nobody, so the host counts it against its own limit and empties it before refusing work
 // (docs/reliability.md, "Memory"). Thread-safe: blocks come back from any thread (an ATen deleter).
+//
+// Owned, not global: a host owns one (sized from its own memory limit, counted and trimmed by it
+// alone), and the C++ client library owns another for its sessions. Two hosts in one process
+// (tests, the federation bench) never share or resize each other's. A block given out keeps its
+// cache alive (ExclusiveBlock holds it), since a tensor over it may outlive its owner.
 #pragma once
 
 #include <array>
@@ -37,9 +42,9 @@ class BlockCache {
   static constexpr std::size_t kTakeSlack = 32 * 1024;
   static constexpr std::chrono::seconds kMaxIdle{10};
 
-  // The process's cache. Its default limit is min(physical memory / 16, 256 MiB); a host sets its
-  // own from its memory limit. A host's sweeper and each client session expire idle blocks.
-  static BlockCache& instance();
+  // min(physical memory / 16, 256 MiB): the client's limit, and a host's before it sets its own
+  // from its memory limit. A host's sweeper and each client session expire idle blocks.
+  static std::size_t default_limit();
 
   explicit BlockCache(std::size_t limit_bytes) : limit_(limit_bytes) {}
   ~BlockCache() { trim(); }
