@@ -14,6 +14,7 @@
 #include <random>
 
 #include "backends/libtorch/op_test_util.hpp"
+#include "exec/elementwise_rows.hpp"
 #include "exec/executor.hpp"
 
 namespace tb::test {
@@ -217,6 +218,78 @@ TEST_F(ElementwiseRun, TheBenchmarkChainIsBitForBitTheSame) {
 // Burn's CTC loss decomposition computes log(exp(a) + exp(b)) element-wise at every time step
 // (burn-backend's ctc.rs, log_sum_exp): its masks, masked choices, abs and neg before the exp are
 // one run, the same bits as op by op.
+// The ops a run takes are read off the op tables' rows (elementwise_rows.hpp). Every leaf the rows
+// give a kernel, alone in a stream, is deferred and leaves what its lowering leaves: a row whose
+// kernel, family or payload form were mapped wrongly fails here.
+TEST_F(ElementwiseRun, EveryRowWithAKernelJoinsARunAndMatchesItsLowering) {
+  const Dims d{3, 5};
+  const auto n = ir::num_elements(d);
+  std::vector<std::uint8_t> bits(n);
+  for (std::size_t i = 0; i < n; ++i) bits[i] = (i * 7 + 3) % 3 == 0;
+  TensorData mask_data;
+  mask_data.shape = d;
+  mask_data.dtype = DType::boolean(BoolStore::Native);
+  mask_data.bytes = ir::Bytes::copy_of(bits.data(), bits.size());
+  std::size_t joined = 0;
+  for (std::size_t k = 0; k < ir::kOpKindCount; ++k) {
+    const auto kind = static_cast<OpKind>(k);
+    const auto fusion = backend::libtorch::fused::fusion_of(kind);
+    if (fusion.kernel == backend::libtorch::fused::Kernel::kNone) continue;
+    SCOPED_TRACE(ir::op_name(kind));
+    const bool bool_in = backend::libtorch::fused::types_of(fusion.kernel).bool_in;
+    const bool bool_out = backend::libtorch::fused::types_of(fusion.kernel).bool_out;
+    const auto in = [&](std::uint64_t id) { return bool_in ? mask_ir(id, d) : f(id, d); };
+    const TensorIr out =
+        bool_out ? mask_ir(9, d, TensorStatus::NotInit) : f(9, d, TensorStatus::NotInit);
+    OperationIr op;
+    op.kind = kind;
+    if (ir::category_has_dtype(ir::op_category(kind))) op.dtype = DTypeKind::F32;
+    using backend::libtorch::fused::Form;
+    switch (fusion.form) {
+      case Form::kUnary:
+        op.payload = UnaryOpIr{in(1), out};
+        break;
+      case Form::kBinary:
+        op.payload = BinaryOpIr{in(1), in(2), out};
+        break;
+      case Form::kScalar:
+        op.payload = ScalarOpIr{in(1), ScalarIr::f(0.5), out};
+        break;
+      case Form::kMaskFill:
+        op.payload = MaskFillOpIr{in(1), mask_ir(3, d), ScalarIr::f(-2.0), out};
+        break;
+      case Form::kMaskWhere:
+        op.payload = MaskWhereOpIr{in(1), mask_ir(3, d), in(2), out};
+        break;
+      default:
+        ADD_FAILURE() << "a kernel without a form";
+        continue;
+    }
+    Stream s;
+    s.inputs = {{1, bool_in ? mask_data : f32_data(d, special_values(n, 1))},
+                {2, bool_in ? mask_data : f32_data(d, special_values(n, 2))},
+                {3, mask_data}};
+    s.ops = {op};
+    s.reads = {out};
+    expect_same(s);
+    ++joined;
+  }
+  // Representative rows of each way in, and rows that must stay out.
+  using backend::libtorch::fused::fusion_of;
+  using backend::libtorch::fused::Kernel;
+  EXPECT_EQ(fusion_of(OpKind::NumericFloat_Add).kernel, Kernel::kAdd);  // a family
+  EXPECT_EQ(fusion_of(OpKind::NumericFloat_GreaterElem).kernel, Kernel::kGreater);
+  EXPECT_EQ(fusion_of(OpKind::Activation_Relu).kernel, Kernel::kRelu);  // an own row
+  EXPECT_EQ(fusion_of(OpKind::NumericFloat_Neg).kernel, Kernel::kNeg);  // a split row
+  EXPECT_EQ(fusion_of(OpKind::Bool_Xor).kernel, Kernel::kXor);
+  EXPECT_EQ(fusion_of(OpKind::BaseFloat_MaskWhere).kernel, Kernel::kMaskWhere);
+  EXPECT_EQ(fusion_of(OpKind::NumericFloat_Rem).kernel, Kernel::kNone);
+  EXPECT_EQ(fusion_of(OpKind::NumericInt_Add).kernel, Kernel::kNone);
+  EXPECT_EQ(fusion_of(OpKind::BaseBool_Equal).kernel, Kernel::kNone);
+  EXPECT_EQ(fusion_of(OpKind::Float_Exp).kernel, Kernel::kNone);
+  EXPECT_GT(joined, 20u);
+}
+
 TEST_F(ElementwiseRun, CtcLogSumExpIsOneRunUpToItsExp) {
   const Dims d{2, 9};
   const auto nd = TensorStatus::NotInit;

@@ -9,8 +9,6 @@
 namespace tb::backend::libtorch {
 namespace {
 
-using ir::OpKind;
-
 // Elements evaluated per op before moving to the next op: every intermediate of the block stays
 // in L1.
 constexpr std::int64_t kBlock = 1024;
@@ -46,54 +44,6 @@ bool f32_scalar(const ir::ScalarIr& s, float& out) {
   return true;
 }
 
-// The second operand of a binary op: a tensor's elements, or one scalar for all.
-struct Scalar {
-  float v;
-  float operator[](std::int64_t) const { return v; }
-};
-
-template <class Fn, class B>
-void arith(Fn fn, const float* a, B b, std::int64_t len, float* y) {
-  switch (fn) {
-    case Fn::kAdd:
-      for (std::int64_t k = 0; k < len; ++k) y[k] = a[k] + b[k];
-      break;
-    case Fn::kSub:
-      for (std::int64_t k = 0; k < len; ++k) y[k] = a[k] - b[k];
-      break;
-    case Fn::kMul:
-      for (std::int64_t k = 0; k < len; ++k) y[k] = a[k] * b[k];
-      break;
-    default:  // kDiv
-      for (std::int64_t k = 0; k < len; ++k) y[k] = a[k] / b[k];
-      break;
-  }
-}
-
-template <class Fn, class B>
-void compare(Fn fn, const float* a, B b, std::int64_t len, bool* y) {
-  switch (fn) {
-    case Fn::kLower:
-      for (std::int64_t k = 0; k < len; ++k) y[k] = a[k] < b[k];
-      break;
-    case Fn::kLowerEqual:
-      for (std::int64_t k = 0; k < len; ++k) y[k] = a[k] <= b[k];
-      break;
-    case Fn::kGreater:
-      for (std::int64_t k = 0; k < len; ++k) y[k] = a[k] > b[k];
-      break;
-    case Fn::kGreaterEqual:
-      for (std::int64_t k = 0; k < len; ++k) y[k] = a[k] >= b[k];
-      break;
-    case Fn::kEqual:
-      for (std::int64_t k = 0; k < len; ++k) y[k] = a[k] == b[k];
-      break;
-    default:  // kNotEqual
-      for (std::int64_t k = 0; k < len; ++k) y[k] = a[k] != b[k];
-      break;
-  }
-}
-
 }  // namespace
 
 bool ElementwiseRun::operand(const ir::TensorIr& t, bool is_bool, const HandleTable& handles,
@@ -121,186 +71,95 @@ bool ElementwiseRun::operand(const ir::TensorIr& t, bool is_bool, const HandleTa
   return true;
 }
 
-bool ElementwiseRun::try_add(const ir::OperationIr& op, const HandleTable& handles) {
-  if (ops_.size() >= kMaxOps) return false;
-  Op o{};
-  const ir::TensorIr* a = nullptr;
-  const ir::TensorIr* b = nullptr;
-  const ir::TensorIr* mask = nullptr;
-  const ir::TensorIr* out = nullptr;
-  const auto unary = [&](Fn fn) {
-    const auto& p = op.as<ir::UnaryOpIr>();
-    o.fn = fn;
-    a = &p.input;
-    out = &p.out;
-    return true;
-  };
-  const auto binary = [&](Fn fn) {
-    const auto& p = op.as<ir::BinaryOpIr>();
-    o.fn = fn;
-    a = &p.lhs;
-    b = &p.rhs;
-    out = &p.out;
-    return true;
-  };
-  const auto scalar = [&](Fn fn) {
-    const auto& p = op.as<ir::ScalarOpIr>();
-    o.fn = fn;
-    a = &p.lhs;
-    out = &p.out;
-    return f32_scalar(p.rhs, o.scalar);
-  };
-  bool known = false;
-  switch (op.kind) {
-    case OpKind::NumericFloat_Add:
-      known = binary(Fn::kAdd);
-      break;
-    case OpKind::NumericFloat_Sub:
-      known = binary(Fn::kSub);
-      break;
-    case OpKind::NumericFloat_Mul:
-      known = binary(Fn::kMul);
-      break;
-    case OpKind::NumericFloat_Div:
-      known = binary(Fn::kDiv);
-      break;
-    case OpKind::NumericFloat_AddScalar:
-      known = scalar(Fn::kAdd);
-      break;
-    case OpKind::NumericFloat_SubScalar:
-      known = scalar(Fn::kSub);
-      break;
-    case OpKind::NumericFloat_MulScalar:
-      known = scalar(Fn::kMul);
-      break;
-    case OpKind::NumericFloat_DivScalar:
-      known = scalar(Fn::kDiv);
-      break;
-    case OpKind::NumericFloat_Neg:
-      known = unary(Fn::kNeg);
-      break;
-    case OpKind::NumericFloat_Abs:
-      known = unary(Fn::kAbs);
-      break;
-    case OpKind::Activation_Relu:
-      known = unary(Fn::kRelu);
-      break;
-    case OpKind::NumericFloat_Lower:
-      known = binary(Fn::kLower);
-      break;
-    case OpKind::NumericFloat_LowerEqual:
-      known = binary(Fn::kLowerEqual);
-      break;
-    case OpKind::NumericFloat_Greater:
-      known = binary(Fn::kGreater);
-      break;
-    case OpKind::NumericFloat_GreaterEqual:
-      known = binary(Fn::kGreaterEqual);
-      break;
-    case OpKind::BaseFloat_Equal:
-      known = binary(Fn::kEqual);
-      break;
-    case OpKind::BaseFloat_NotEqual:
-      known = binary(Fn::kNotEqual);
-      break;
-    case OpKind::NumericFloat_LowerElem:
-      known = scalar(Fn::kLower);
-      break;
-    case OpKind::NumericFloat_LowerEqualElem:
-      known = scalar(Fn::kLowerEqual);
-      break;
-    case OpKind::NumericFloat_GreaterElem:
-      known = scalar(Fn::kGreater);
-      break;
-    case OpKind::NumericFloat_GreaterEqualElem:
-      known = scalar(Fn::kGreaterEqual);
-      break;
-    case OpKind::BaseFloat_EqualElem:
-      known = scalar(Fn::kEqual);
-      break;
-    case OpKind::BaseFloat_NotEqualElem:
-      known = scalar(Fn::kNotEqual);
-      break;
-    case OpKind::BaseFloat_MaskFill: {
+bool ElementwiseRun::name_operands(const ir::OperationIr& op, fused::Form form, Op& o, Named& t) {
+  switch (form) {
+    case fused::Form::kUnary: {
+      const auto& p = op.as<ir::UnaryOpIr>();
+      t = {&p.input, nullptr, nullptr, &p.out};
+      return true;
+    }
+    case fused::Form::kBinary: {
+      const auto& p = op.as<ir::BinaryOpIr>();
+      t = {&p.lhs, &p.rhs, nullptr, &p.out};
+      return true;
+    }
+    case fused::Form::kScalar: {
+      const auto& p = op.as<ir::ScalarOpIr>();
+      t = {&p.lhs, nullptr, nullptr, &p.out};
+      return f32_scalar(p.rhs, o.scalar);
+    }
+    case fused::Form::kMaskFill: {
       const auto& p = op.as<ir::MaskFillOpIr>();
-      o.fn = Fn::kMaskFill;
-      a = &p.tensor;
-      mask = &p.mask;
-      out = &p.out;
-      known = f32_scalar(p.value, o.scalar);
-      break;
+      t = {&p.tensor, nullptr, &p.mask, &p.out};
+      return f32_scalar(p.value, o.scalar);
     }
-    case OpKind::BaseFloat_MaskWhere: {
+    case fused::Form::kMaskWhere: {
       const auto& p = op.as<ir::MaskWhereOpIr>();
-      o.fn = Fn::kMaskWhere;
-      a = &p.tensor;
-      b = &p.value;
-      mask = &p.mask;
-      out = &p.out;
-      known = true;
-      break;
+      t = {&p.tensor, &p.value, &p.mask, &p.out};
+      return true;
     }
-    case OpKind::Bool_Not:
-      known = unary(Fn::kNot);
-      break;
-    case OpKind::Bool_And:
-      known = binary(Fn::kAnd);
-      break;
-    case OpKind::Bool_Or:
-      known = binary(Fn::kOr);
-      break;
-    case OpKind::Bool_Xor:
-      known = binary(Fn::kXor);
-      break;
     default:
       return false;
   }
-  if (!known) return false;
-  o.bool_in = o.fn >= Fn::kNot;
-  o.bool_out = o.fn >= Fn::kLower;
-  if (ir::category_has_dtype(op.category()) && op.dtype.kind != ir::DTypeKind::F32) return false;
-  if (o.bool_out ? !out->dtype.is_bool() : out->dtype.kind != ir::DTypeKind::F32) return false;
+}
 
+bool ElementwiseRun::fits(const ir::TensorIr& out, const HandleTable& handles) {
   if (ops_.empty()) {
-    sizes_.assign(out->shape.dims.begin(), out->shape.dims.end());
-    numel_ = static_cast<std::int64_t>(ir::num_elements(out->shape.dims));
+    sizes_.assign(out.shape.dims.begin(), out.shape.dims.end());
+    numel_ = static_cast<std::int64_t>(ir::num_elements(out.shape.dims));
     if (numel_ == 0 || (numel_ >= kParallelFrom && at::get_num_threads() > 1)) return false;
-  } else if (!same_dims(out->shape.dims, sizes_)) {
+  } else if (!same_dims(out.shape.dims, sizes_)) {
     return false;
   }
   if (static_cast<std::int64_t>(pending_.size() + 1) * numel_ * 4 > kMaxLiveBytes) return false;
-  const std::uint64_t out_id = out->id.value;
-  if (handles.find(out_id) != handles.end() || find_pending(out_id) >= 0 ||
-      std::find(consumed_.begin(), consumed_.end(), out_id) != consumed_.end()) {
-    return false;
-  }
-  if (!operand(*a, o.bool_in, handles, o.a)) return false;
-  if (b && !operand(*b, o.bool_in, handles, o.b)) return false;
-  if (mask && !operand(*mask, true, handles, o.mask)) return false;
+  const std::uint64_t id = out.id.value;
+  return handles.find(id) == handles.end() && find_pending(id) < 0 &&
+         std::find(consumed_.begin(), consumed_.end(), id) == consumed_.end();
+}
 
-  // Accepted: record the reads, then what the op consumes (ReadWrite: the input's last use).
+bool ElementwiseRun::try_add(const ir::OperationIr& op, const HandleTable& handles) {
+  const fused::Fusion fusion = fused::fusion_of(op.kind);
+  if (fusion.kernel == fused::Kernel::kNone || ops_.size() >= kMaxOps) return false;
+  Op o{};
+  o.kernel = fusion.kernel;
+  const fused::Types types = fused::types_of(fusion.kernel);
+  o.bool_in = types.bool_in;
+  o.bool_out = types.bool_out;
+  Named t;
+  if (!name_operands(op, fusion.form, o, t)) return false;
+  if (ir::category_has_dtype(op.category()) && op.dtype.kind != ir::DTypeKind::F32) return false;
+  if (o.bool_out ? !t.out->dtype.is_bool() : t.out->dtype.kind != ir::DTypeKind::F32) return false;
+  if (!fits(*t.out, handles)) return false;
+  if (!operand(*t.a, o.bool_in, handles, o.a)) return false;
+  if (t.b && !operand(*t.b, o.bool_in, handles, o.b)) return false;
+  if (t.mask && !operand(*t.mask, true, handles, o.mask)) return false;
+  record(o, t);
+  return true;
+}
+
+void ElementwiseRun::record(Op o, const Named& t) {
   const auto index = static_cast<std::int32_t>(ops_.size());
-  o.out_id = out_id;
-  for (const auto& [t, operand] : {std::pair{a, o.a}, std::pair{b, o.b}, std::pair{mask, o.mask}}) {
-    if (t == nullptr) continue;
+  o.out_id = t.out->id.value;
+  for (const auto& [in, operand] :
+       {std::pair{t.a, o.a}, std::pair{t.b, o.b}, std::pair{t.mask, o.mask}}) {
+    if (in == nullptr) continue;
     if (operand.value >= 0) ops_[operand.value].last_use = index;
-    if (t->status != ir::TensorStatus::ReadWrite) continue;
+    if (in->status != ir::TensorStatus::ReadWrite) continue;
     if (operand.value >= 0) {
-      if (const std::ptrdiff_t at = find_pending(t->id.value); at >= 0) {
+      if (const std::ptrdiff_t at = find_pending(in->id.value); at >= 0) {
         pending_[static_cast<std::size_t>(at)] = pending_.back();
         pending_.pop_back();
         pending_bytes_ -= result_bytes(ops_[operand.value]);
       }
-    } else if (std::find(consumed_.begin(), consumed_.end(), t->id.value) == consumed_.end()) {
-      consumed_.push_back(t->id.value);
+    } else if (std::find(consumed_.begin(), consumed_.end(), in->id.value) == consumed_.end()) {
+      consumed_.push_back(in->id.value);
       // A stored operand is a plain contiguous f32 or bool tensor of the run's shape.
-      consumed_bytes_ += static_cast<std::uint64_t>(numel_) * (t->dtype.is_bool() ? 1 : 4);
+      consumed_bytes_ += static_cast<std::uint64_t>(numel_) * (in->dtype.is_bool() ? 1 : 4);
     }
   }
   ops_.push_back(o);
-  pending_.emplace_back(out_id, index);
+  pending_.emplace_back(o.out_id, index);
   pending_bytes_ += result_bytes(o);
-  return true;
 }
 
 std::vector<std::uint64_t> ElementwiseRun::outputs() const {
@@ -331,13 +190,10 @@ void ElementwiseRun::clear() {
   numel_ = 0;
 }
 
-void ElementwiseRun::flush(HandleTable& handles) {
-  if (ops_.empty()) return;
-  const std::size_t n = ops_.size();
-  for (const auto& [id, index] : pending_) ops_[index].stored = true;
-
+void ElementwiseRun::place_results(std::size_t stride) {
   // Where each result lives: its own tensor when stored, else a scratch slot of one block (of the
   // run's size where that is smaller), reused once its last reader has run.
+  const std::size_t n = ops_.size();
   stored_.clear();
   stored_.resize(n);
   slot_.assign(n, -1);
@@ -364,13 +220,10 @@ void ElementwiseRun::flush(HandleTable& handles) {
     }
     if (!o.stored && o.last_use < 0) free_slots_.push_back(slot_[i]);  // never read: dead at once
   }
-  // One block of 4-byte elements per slot (a bool result uses the first quarter), 64-byte
-  // multiples. Never read before it is written: its old contents do not matter.
-  const std::size_t stride = static_cast<std::size_t>((std::min(kBlock, numel_) + 15) / 16 * 16);
+  // Never read before it is written: its old contents do not matter.
   if (scratch_.size() < static_cast<std::size_t>(slots) * stride) {
     scratch_.resize(static_cast<std::size_t>(slots) * stride);
   }
-
   const auto where_result = [&](std::int32_t v) {
     if (ops_[v].stored) return Place{stored_[v].data_ptr(), true};
     return Place{scratch_.data() + static_cast<std::size_t>(slot_[v]) * stride, false};
@@ -385,79 +238,19 @@ void ElementwiseRun::flush(HandleTable& handles) {
     bound_[i] = {where(ops_[i].a), where(ops_[i].b), where(ops_[i].mask),
                  where_result(static_cast<std::int32_t>(i))};
   }
+}
 
+void ElementwiseRun::flush(HandleTable& handles) {
+  if (ops_.empty()) return;
+  const std::size_t n = ops_.size();
+  for (const auto& [id, index] : pending_) ops_[index].stored = true;
+  // One block of 4-byte elements per slot (a bool result uses the first quarter), 64-byte
+  // multiples.
+  place_results(static_cast<std::size_t>((std::min(kBlock, numel_) + 15) / 16 * 16));
   for (std::int64_t start = 0; start < numel_; start += kBlock) {
     const std::int64_t len = std::min(kBlock, numel_ - start);
-    for (std::size_t i = 0; i < n; ++i) {
-      const Op& o = ops_[i];
-      const Bound& p = bound_[i];
-      const bool has_b = o.b.tensor != nullptr || o.b.value >= 0;
-      if (o.bool_in) {
-        const bool* a = p.a.at<const bool>(start);
-        const bool* b = has_b ? p.b.at<const bool>(start) : nullptr;
-        bool* y = p.out.at<bool>(start);
-        switch (o.fn) {
-          case Fn::kNot:
-            for (std::int64_t k = 0; k < len; ++k) y[k] = !a[k];
-            break;
-          case Fn::kAnd:
-            for (std::int64_t k = 0; k < len; ++k) y[k] = a[k] && b[k];
-            break;
-          case Fn::kOr:
-            for (std::int64_t k = 0; k < len; ++k) y[k] = a[k] || b[k];
-            break;
-          default:  // kXor
-            for (std::int64_t k = 0; k < len; ++k) y[k] = a[k] != b[k];
-            break;
-        }
-        continue;
-      }
-      const float* a = p.a.at<const float>(start);
-      if (o.bool_out) {
-        // IEEE comparisons, as ATen's: false for NaN, except not-equal.
-        bool* y = p.out.at<bool>(start);
-        if (has_b) {
-          compare(o.fn, a, p.b.at<const float>(start), len, y);
-        } else {
-          compare(o.fn, a, Scalar{o.scalar}, len, y);
-        }
-        continue;
-      }
-      float* y = p.out.at<float>(start);
-      const float s = o.scalar;
-      switch (o.fn) {
-        case Fn::kRelu:
-          // ATen's threshold(x, 0, 0), the relu lowering: -0 becomes +0, NaN passes.
-          for (std::int64_t k = 0; k < len; ++k) y[k] = a[k] <= 0.0f ? 0.0f : a[k];
-          continue;
-        case Fn::kNeg:
-          for (std::int64_t k = 0; k < len; ++k) y[k] = -a[k];
-          continue;
-        case Fn::kAbs:
-          for (std::int64_t k = 0; k < len; ++k) y[k] = std::fabs(a[k]);
-          continue;
-        case Fn::kMaskFill: {
-          const bool* m = p.mask.at<const bool>(start);
-          for (std::int64_t k = 0; k < len; ++k) y[k] = m[k] ? s : a[k];
-          continue;
-        }
-        case Fn::kMaskWhere: {
-          const bool* m = p.mask.at<const bool>(start);
-          const float* v = p.b.at<const float>(start);
-          for (std::int64_t k = 0; k < len; ++k) y[k] = m[k] ? v[k] : a[k];
-          continue;
-        }
-        default:
-          break;
-      }
-      if (has_b) {
-        arith(o.fn, a, p.b.at<const float>(start), len, y);
-      } else {
-        arith(o.fn, a, Scalar{s}, len, y);
-      }
-    }
+    for (std::size_t i = 0; i < n; ++i) evaluate(ops_[i], bound_[i], start, len);
   }
-
   for (std::size_t i = 0; i < n; ++i) {
     if (ops_[i].stored) handles.set(ops_[i].out_id, Handle{std::move(stored_[i])});
   }

@@ -6,19 +6,20 @@
 // the ops this class accepts, whichever way they come, and evaluates the whole run block by block
 // when anything else reaches it (another op, a read, a sync, a transfer): every op over one block
 // of elements while it is in cache, intermediates consumed within the run never materialised.
-// Only ops whose results are bit for bit those of their lowerings are accepted, on contiguous CPU
+// Only ops whose results are bit for bit those of their lowerings are accepted (which ones, and
+// with which kernel, is read off the op tables' rows: elementwise_rows.hpp), on contiguous CPU
 // tensors of the run's one shape: f32 add, sub, mul and div (with a tensor or a scalar), neg, abs
 // and relu; comparisons (with a tensor or a scalar), the mask fill and the masked choice (which
 // make ReLU as the fusion client sends it, and Burn's decompositions such as CTC loss's
-// log-sum-exp); not, and, or and xor of bools. Transcendental functions stay out: ATen's
-// vectorised exp or log is not bit for bit the C library's. Anything else ends the run: it is
-// evaluated, then the op runs as usual.
+// log-sum-exp); not, and, or and xor of bools. Anything else ends the run: it is evaluated, then
+// the op runs as usual. The kernels are in elementwise_kernels.cpp.
 #pragma once
 
 #include <cstdint>
 #include <utility>
 #include <vector>
 
+#include "exec/elementwise_rows.hpp"
 #include "exec/handle_table.hpp"
 #include "torchbridge/ir/operation.hpp"
 
@@ -45,37 +46,13 @@ class ElementwiseRun {
   void clear();
 
  private:
-  enum class Fn : std::uint8_t {
-    // f32 in, f32 out (b: a tensor, or the scalar where there is none)
-    kAdd,
-    kSub,
-    kMul,
-    kDiv,
-    kNeg,
-    kAbs,
-    kRelu,
-    kMaskFill,   // mask ? scalar : a
-    kMaskWhere,  // mask ? b : a
-    // f32 in, bool out (b: a tensor, or the scalar)
-    kLower,
-    kLowerEqual,
-    kGreater,
-    kGreaterEqual,
-    kEqual,
-    kNotEqual,
-    // bool in, bool out
-    kNot,
-    kAnd,
-    kOr,
-    kXor,
-  };
   // An operand: a tensor of the handle table, a pending op's result, or nothing.
   struct Operand {
     const at::Tensor* tensor = nullptr;  // a stored tensor (kept alive by `handles` until flush)
     std::int32_t value = -1;             // index of the pending op whose result it is
   };
   struct Op {
-    Fn fn;
+    fused::Kernel kernel;
     Operand a, b, mask;
     float scalar = 0;      // the scalar operand, or the fill value
     bool bool_in = false;  // a and b are bool
@@ -99,7 +76,22 @@ class ElementwiseRun {
     Place a, b, mask, out;
   };
 
+  // The tensors an op names, by its payload's form.
+  struct Named {
+    const ir::TensorIr* a = nullptr;
+    const ir::TensorIr* b = nullptr;
+    const ir::TensorIr* mask = nullptr;
+    const ir::TensorIr* out = nullptr;
+  };
+  static bool name_operands(const ir::OperationIr& op, fused::Form form, Op& o, Named& t);
+  // Whether a result of `out`'s shape fits the run (its shape, its live bytes, a fresh id).
+  bool fits(const ir::TensorIr& out, const HandleTable& handles);
   bool operand(const ir::TensorIr& t, bool is_bool, const HandleTable& handles, Operand& out);
+  // Records an accepted op: its reads, and the inputs it consumes (ReadWrite: their last use).
+  void record(Op o, const Named& t);
+  // flush's steps: where each result lives, then each op's kernel over one block of elements.
+  void place_results(std::size_t stride_floats);
+  static void evaluate(const Op& o, const Bound& p, std::int64_t start, std::int64_t len);
   std::uint64_t result_bytes(const Op& op) const;
   // The position of `id` in pending_, or -1.
   std::ptrdiff_t find_pending(std::uint64_t id) const;

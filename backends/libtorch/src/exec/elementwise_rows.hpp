@@ -1,0 +1,171 @@
+// Which IR ops a fused element-wise run (elementwise_run.hpp) takes, and with which kernel: read
+// off the op tables' rows (ir/*_ops.def), never listed here. A family row (arith, compare, logical,
+// ...) joins through its family and the parameter in its Fn column; an `own` or `split` row through
+// the kernel its Fn column names (`_`: it never joins). How the op gives its operands follows from
+// its payload type, and what the kernel reads and writes from the kernel. Every family and every
+// name a row puts in Fn must be mapped below, so a new one does not compile until it is decided.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>
+
+#include "torchbridge/ir/operation.hpp"
+
+namespace tb::backend::libtorch::fused {
+
+enum class Kernel : std::uint8_t {
+  kNone,
+  // f32 in, f32 out (b: a tensor, or the scalar where there is none)
+  kAdd,
+  kSub,
+  kMul,
+  kDiv,
+  kNeg,
+  kAbs,
+  kRelu,
+  kMaskFill,   // mask ? scalar : a
+  kMaskWhere,  // mask ? b : a
+  // f32 in, bool out (b: a tensor, or the scalar)
+  kLower,
+  kLowerEqual,
+  kGreater,
+  kGreaterEqual,
+  kEqual,
+  kNotEqual,
+  // bool in, bool out
+  kNot,
+  kAnd,
+  kOr,
+  kXor,
+};
+
+// What a kernel reads (a, b) and writes.
+struct Types {
+  bool bool_in = false;
+  bool bool_out = false;
+};
+constexpr Types types_of(Kernel k) {
+  switch (k) {
+    case Kernel::kLower:
+    case Kernel::kLowerEqual:
+    case Kernel::kGreater:
+    case Kernel::kGreaterEqual:
+    case Kernel::kEqual:
+    case Kernel::kNotEqual:
+      return {false, true};
+    case Kernel::kNot:
+    case Kernel::kAnd:
+    case Kernel::kOr:
+    case Kernel::kXor:
+      return {true, true};
+    default:
+      return {false, false};
+  }
+}
+
+// Where an op's operands are in its payload.
+enum class Form : std::uint8_t { kNone, kUnary, kBinary, kScalar, kMaskFill, kMaskWhere };
+template <class P>
+constexpr Form form_of() {
+  if constexpr (std::is_same_v<P, ir::UnaryOpIr>) return Form::kUnary;
+  if constexpr (std::is_same_v<P, ir::BinaryOpIr>) return Form::kBinary;
+  if constexpr (std::is_same_v<P, ir::ScalarOpIr>) return Form::kScalar;
+  if constexpr (std::is_same_v<P, ir::MaskFillOpIr>) return Form::kMaskFill;
+  if constexpr (std::is_same_v<P, ir::MaskWhereOpIr>) return Form::kMaskWhere;
+  return Form::kNone;
+}
+
+struct Fusion {
+  Kernel kernel = Kernel::kNone;
+  Form form = Form::kNone;
+};
+
+namespace rows {
+
+// The names rows put in Fn, as kernels. Families' parameters first (arith: Arith::k*, compare and
+// compare_elem: Cmp::k*, logical: the ATen function), then the names `own`/`split` rows give.
+#define TB_FUSED_KERNEL__ kNone
+#define TB_FUSED_KERNEL_kAdd kAdd
+#define TB_FUSED_KERNEL_kSub kSub
+#define TB_FUSED_KERNEL_kMul kMul
+#define TB_FUSED_KERNEL_kDiv kDiv
+#define TB_FUSED_KERNEL_kRem \
+  kNone  // Burn's remainder takes the divisor's sign: left to its lowering
+#define TB_FUSED_KERNEL_kGt kGreater
+#define TB_FUSED_KERNEL_kGe kGreaterEqual
+#define TB_FUSED_KERNEL_kLt kLower
+#define TB_FUSED_KERNEL_kLe kLowerEqual
+#define TB_FUSED_KERNEL_logical_and kAnd
+#define TB_FUSED_KERNEL_logical_or kOr
+#define TB_FUSED_KERNEL_logical_xor kXor
+#define TB_FUSED_KERNEL_logical_not kNot
+#define TB_FUSED_KERNEL_eq kEqual
+#define TB_FUSED_KERNEL_ne kNotEqual
+#define TB_FUSED_KERNEL_abs kAbs
+#define TB_FUSED_KERNEL_neg kNeg
+#define TB_FUSED_KERNEL_relu kRelu
+#define TB_FUSED_KERNEL_mask_fill kMaskFill
+#define TB_FUSED_KERNEL_mask_where kMaskWhere
+
+struct Row {
+  ir::OpKind kind;
+  Fusion fusion;
+};
+#define TB_FUSED_ROW(Cat, V, P, Lowering, Fn, Wire) TB_FUSED_ROW_##Lowering(Cat, V, P, Fn)
+#define TB_FUSED_JOIN(Cat, V, P, Fn) \
+  Row{::tb::ir::OpKind::TB_LEAF_ID(Cat, V), {Kernel::TB_FUSED_KERNEL_##Fn, form_of<ir::P>()}},
+#define TB_FUSED_ROW_own TB_FUSED_JOIN
+#define TB_FUSED_ROW_split TB_FUSED_JOIN
+#define TB_FUSED_ROW_arith TB_FUSED_JOIN
+#define TB_FUSED_ROW_arith_scalar TB_FUSED_JOIN
+#define TB_FUSED_ROW_compare TB_FUSED_JOIN
+#define TB_FUSED_ROW_compare_elem TB_FUSED_JOIN
+#define TB_FUSED_ROW_logical TB_FUSED_JOIN
+// Families that stay out. Transcendental functions: ATen's vectorised exp or log is not bit for bit
+// the C library's. Integer and along-a-dimension ops: the run is f32 and bool, element by element.
+#define TB_FUSED_ROW_float_unary(...)
+#define TB_FUSED_ROW_float_binary(...)
+#define TB_FUSED_ROW_along_dim(...)
+#define TB_FUSED_ROW_bitwise(...)
+#define TB_FUSED_ROW_bitwise_scalar(...)
+inline constexpr Row kRows[] = {TB_OP_LEAVES(TB_FUSED_ROW)};
+
+// The run holds f32 and bool tensors: a row shared with integer categories (Add of NumericInt,
+// Equal of BaseInt and BaseBool) joins for its float or bool category only.
+constexpr bool fuses_category(ir::OpCategory c) {
+  return c == ir::OpCategory::NumericFloat || c == ir::OpCategory::BaseFloat ||
+         c == ir::OpCategory::Bool || c == ir::OpCategory::Activation;
+}
+
+constexpr std::array<Fusion, ir::kOpKindCount> table() {
+  std::array<Fusion, ir::kOpKindCount> t{};
+  for (const Row& r : kRows) {
+    const auto i = static_cast<std::size_t>(r.kind);
+    if (r.fusion.kernel != Kernel::kNone && fuses_category(ir::kLeafCategories[i])) {
+      t[i] = r.fusion;
+    }
+  }
+  return t;
+}
+
+constexpr bool every_kernel_has_a_form() {
+  for (const Row& r : kRows) {
+    if (r.fusion.kernel != Kernel::kNone && r.fusion.form == Form::kNone) return false;
+  }
+  return true;
+}
+static_assert(every_kernel_has_a_form(),
+              "a row names a fused kernel but its payload is not one a run reads operands from");
+
+}  // namespace rows
+
+inline constexpr std::array<Fusion, ir::kOpKindCount> kFusion = rows::table();
+
+// How `kind` joins a run; kernel kNone: it does not.
+constexpr Fusion fusion_of(ir::OpKind kind) {
+  return kFusion[static_cast<std::size_t>(kind)];
+}
+
+}  // namespace tb::backend::libtorch::fused
