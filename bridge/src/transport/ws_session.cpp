@@ -12,6 +12,7 @@
 #include "torchbridge/version.hpp"
 #include "transport/data_service.hpp"
 #include "transport/framing.hpp"
+#include "transport/handshake.hpp"
 
 namespace tb::bridge {
 
@@ -249,29 +250,12 @@ void SessionConnection::refuse(ir::SessionRefusal refusal, const std::string& re
 }
 
 void SessionConnection::handshake(const ir::Bytes& bytes) {
-  // A refusal names the newest version served; the handshake's layout is the same in all.
-  const std::uint16_t version = ir::newest_profile().version;
-  auto frame = ir::decode<ir::ClientFrame>(bytes);
-  if (!frame) {
-    return refuse({ir::RefusalKind::IncompatibleProtocol, version},
-                  "unreadable handshake: " + frame.error().what());
+  auto decision = decide_handshake(
+      bytes, HandshakeFacts{&host_.options.auth_token, header_authorized_, host_.device_count()});
+  if (auto* refused = std::get_if<HandshakeRefused>(&decision)) {
+    return refuse(refused->refusal, refused->reason);
   }
-  if (frame.value().size() != 1 || !std::holds_alternative<ir::SessionInit>(frame.value()[0])) {
-    return refuse({ir::RefusalKind::IncompatibleProtocol, version},
-                  "the first frame must hold exactly one Init");
-  }
-  const auto& init = std::get<ir::SessionInit>(frame.value()[0]);
-  const ir::ProtocolProfile* profile = ir::find_profile(init.version);
-  if (!profile) {
-    return refuse({ir::RefusalKind::IncompatibleProtocol, version},
-                  fmt::format("client speaks protocol {}, this host serves {}", init.version,
-                              ir::describe_served()));
-  }
-  if (host_.options.auth_token && !header_authorized_ &&
-      !constant_time_equal(init.authorization.view(), *host_.options.auth_token)) {
-    return refuse({ir::RefusalKind::Unauthorized, 0},
-                  "the handshake's authorization does not match the host's token");
-  }
+  auto& accepted = std::get<HandshakeAccepted>(decision);
   if (host_.options.auth_token && !ws_.next_layer().is_tls() &&
       !tb::net::is_loopback(peer_address_)) {
     const auto n = ++host_.counters.plain_credentials;
@@ -282,44 +266,51 @@ void SessionConnection::handshake(const ir::Bytes& bytes) {
           peer_, n);
     }
   }
-  const std::uint32_t device_count = host_.device_count();
-  if (init.device_index >= device_count) {
-    return refuse({ir::RefusalKind::NoSuchDevice, device_count},
-                  fmt::format("device {} asked, {} hosted", init.device_index, device_count));
-  }
-  // Same-host transfers stay between sessions of one peer presenting one credential; in a
-  // federation, the member a client reached first names the scope for every member.
+  // In a federation, the member a client reached first names the scope for every member.
   std::string scope =
-      peer_address_ + '|' +
-      (header_authorized_ ? std::string("bearer") : std::string(init.authorization.view()));
+      transfer_scope(peer_address_, header_authorized_, accepted.init.authorization.view());
   if (host_.options.federation) scope = relayed_scope_ ? *relayed_scope_ : federation_scope(scope);
-  backend::Backend* device = host_.local_device(init.device_index);
-  if (!device) return relay(init.device_index, bytes, std::move(scope));
+  if (!host_.local_device(accepted.init.device_index)) {
+    return relay(accepted.init.device_index, bytes, std::move(scope));
+  }
   SessionWorker::Identity identity;
-  identity.session_id = init.session_id.id;
-  identity.device_index = init.device_index;
+  identity.session_id = accepted.init.session_id.id;
+  identity.device_index = accepted.init.device_index;
   identity.transfer_scope = std::move(scope);
-  identity.profile = profile;
-  auto worker = std::make_shared<SessionWorker>(host_, identity, weak_from_this());
+  identity.profile = accepted.profile;
+  open_session(identity);
+}
+
+bool SessionConnection::admit(const SessionWorker::Identity& identity,
+                              const std::shared_ptr<SessionWorker>& worker) {
   // Burn's refusals have no "busy" or "taken": these end with a websocket close whose reason
   // says why.
   switch (host_.sessions.admit(identity.session_id, shared_from_this(), worker,
                                host_.options.limits.max_sessions)) {
     case SessionRegistry::Admission::kStopping:
-      return close_with(websocket::close_code::going_away, "host stopping");
+      close_with(websocket::close_code::going_away, "host stopping");
+      return false;
     case SessionRegistry::Admission::kFull:
       ++host_.counters.sessions_refused;
       spdlog::warn("{}: session refused: {} sessions open, the limit", peer_,
                    host_.options.limits.max_sessions);
-      return close_with(websocket::close_code::try_again_later, "too many sessions");
+      close_with(websocket::close_code::try_again_later, "too many sessions");
+      return false;
     case SessionRegistry::Admission::kIdInUse:
       ++host_.counters.sessions_refused;
       spdlog::warn("{}: session {:016x} is already bound to another connection", peer_,
                    identity.session_id);
-      return close_with(websocket::close_code::policy_error, "session id in use");
+      close_with(websocket::close_code::policy_error, "session id in use");
+      return false;
     case SessionRegistry::Admission::kAdmitted:
       break;
   }
+  return true;
+}
+
+void SessionConnection::open_session(const SessionWorker::Identity& identity) {
+  auto worker = std::make_shared<SessionWorker>(host_, identity, weak_from_this());
+  if (!admit(identity, worker)) return;
   session_id_ = identity.session_id;
   if (auto started = worker->start(); !started) {
     host_.sessions.withdraw(session_id_);
@@ -332,7 +323,9 @@ void SessionConnection::handshake(const ir::Bytes& bytes) {
   ++host_.counters.sessions_total;
   init_timer_.cancel();
   ws_.read_message_max(host_.options.limits.max_message_bytes);
-  ir::SessionInfo info{profile->version, device->settings(), device_count, std::nullopt};
+  backend::Backend* device = host_.local_device(identity.device_index);
+  const ir::ProtocolProfile* profile = identity.profile;
+  ir::SessionInfo info{profile->version, device->settings(), host_.device_count(), std::nullopt};
   // The answer to Init is bare in every version (a client on another version reads its refusal
   // the same way); the writes queue is empty here, so it is written bare at once and the session's
   // framing applies from the next answer on.
@@ -341,7 +334,7 @@ void SessionConnection::handshake(const ir::Bytes& bytes) {
   tagged_writes_ = profile->framing == ir::Framing::kTagged;
   state_ = State::kRunning;
   spdlog::info("session {:016x} opened from {} on device {} ({}), {}", session_id_, peer_,
-               init.device_index, device->device_name(), ir::describe(*profile));
+               identity.device_index, device->device_name(), ir::describe(*profile));
   read();
 }
 

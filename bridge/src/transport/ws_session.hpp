@@ -68,7 +68,11 @@ class SessionConnection : public std::enable_shared_from_this<SessionConnection>
   bool tagged() const;
   void reject_frame(std::string_view what);
   void refuse(ir::SessionRefusal refusal, const std::string& reason);
+  // The decision is handshake.hpp's; these apply it.
   void handshake(const ir::Bytes& bytes);
+  void open_session(const SessionWorker::Identity& identity);
+  // Registers the session; false (and the websocket closing with the reason) when refused.
+  bool admit(const SessionWorker::Identity& identity, const std::shared_ptr<SessionWorker>& worker);
   void relay(std::uint32_t device, const ir::Bytes& init, std::string scope);
   void dispatch(const ir::Bytes& bytes);
   void queue_write(Outgoing out);
