@@ -164,6 +164,166 @@ Result<ir::TensorData> WebSocketDownloader::download_from_member(const ir::Addre
                          &stopping_, tls_.get(), options_.auth_token, blocks_);
 }
 
+namespace {
+
+// One download as a line of steps, each starting one asynchronous operation whose completion
+// starts the next (then()); the first error ends the line and names the step it happened in.
+class Download {
+ public:
+  enum class Stage {
+    kResolving,
+    kConnecting,
+    kTlsHandshake,
+    kOpening,
+    kRequesting,
+    kWaiting,
+    kDone
+  };
+
+  Download(const ir::Address& peer, std::uint64_t key, net::ssl::context* tls,
+           std::uint64_t max_message_bytes, std::shared_ptr<ir::BlockCache> blocks)
+      : secure_(peer.scheme == "wss"),
+        host_(tb::net::unbracketed(peer.host)),
+        port_(std::to_string(peer.port.value_or(secure_ ? 443 : 80))),
+        target_(peer.host + ":" + port_),
+        ws_(secure_ ? tb::net::AnyStream(beast::tcp_stream(ioc_), *tls)
+                    : tb::net::AnyStream(beast::tcp_stream(ioc_))),
+        buffer_(max_message_bytes, std::move(blocks)),
+        request_(ir::encode(ir::DataMessage{ir::TensorRequestMessage{key}})) {
+    ws_.read_message_max(max_message_bytes);
+    ws_.binary(true);
+  }
+
+  Status prepare(const std::optional<std::string>& bearer, std::chrono::milliseconds timeout) {
+    if (secure_) TB_TRY(tb::net::prepare_client(ws_.next_layer().tls(), host_));
+    if (bearer) {
+      ws_.set_option(
+          websocket::stream_base::decorator([token = *bearer](websocket::request_type& req) {
+            req.set(beast::http::field::authorization, "Bearer " + token);
+          }));
+    }
+    beast::get_lowest_layer(ws_).expires_after(timeout);
+    return ok();
+  }
+
+  // Runs the steps to the end, or until `cancel` becomes true (the host stopping).
+  void run(const std::atomic<bool>* cancel) {
+    resolve();
+    while (!ioc_.stopped()) {
+      ioc_.run_for(std::chrono::milliseconds(50));
+      if (!cancelled_ && cancel && cancel->load()) {
+        cancelled_ = true;
+        resolver_.cancel();
+        beast::get_lowest_layer(ws_).close();  // pending operations complete with an error
+      }
+    }
+  }
+
+  Result<ir::TensorData> result(std::uint64_t key, std::chrono::milliseconds timeout) {
+    const auto where = [&] {
+      return fmt::format("downloading transfer {:#x} from {}:{}", key, host_, port_);
+    };
+    if (cancelled_ && stage_ != Stage::kDone) {
+      return make_error(ErrorCode::kIo, "{}: the host is stopping", where());
+    }
+    if (failure_ || stage_ != Stage::kDone) {
+      std::string why = failure_ == beast::error::timeout
+                            ? fmt::format("timed out after {} ms", timeout.count())
+                            : failure_.message();
+      if (failure_ == websocket::error::closed && !ws_.reason().reason.empty()) {
+        why = fmt::format("the peer closed /data: {}", std::string_view(ws_.reason().reason));
+      }
+      return make_error(ErrorCode::kIo, "{}: {} while {}", where(), why, stage_name());
+    }
+    beast::error_code ignored;
+    beast::get_lowest_layer(ws_).socket().close(ignored);
+    TB_TRY_ASSIGN(auto message, ir::decode<ir::DataMessage>(buffer_.release()));
+    if (!std::holds_alternative<ir::TensorMessage>(message)) {
+      return make_error(ErrorCode::kDecode, "the peer answered a TensorRequest with a request");
+    }
+    return std::move(std::get<ir::TensorMessage>(message).data);
+  }
+
+ private:
+  // A completion handler that starts `next` unless the operation failed.
+  auto then(void (Download::*next)()) {
+    return [this, next](beast::error_code ec, auto&&...) {
+      if (ec) return void(failure_ = ec);
+      (this->*next)();
+    };
+  }
+  void resolve() {
+    resolver_.async_resolve(host_, port_,
+                            [this](beast::error_code ec, tcp::resolver::results_type results) {
+                              if (ec) return void(failure_ = ec);
+                              endpoints_ = std::move(results);
+                              connect();
+                            });
+  }
+  void connect() {
+    stage_ = Stage::kConnecting;
+    ws_.next_layer().lowest().async_connect(endpoints_, then(&Download::secure));
+  }
+  void secure() {
+    stage_ = secure_ ? Stage::kTlsHandshake : Stage::kOpening;
+    tls_handshake(ws_.next_layer(), then(&Download::open));
+  }
+  void open() {
+    stage_ = Stage::kOpening;
+    ws_.async_handshake(target_, "/data", then(&Download::request));
+  }
+  void request() {
+    stage_ = Stage::kRequesting;
+    ws_.async_write(net::buffer(request_), then(&Download::wait));
+  }
+  void wait() {
+    stage_ = Stage::kWaiting;
+    tb::net::async_read_chunked(
+        ws_, buffer_, [] { return beast::error_code{}; }, then(&Download::finish));
+  }
+  void finish() {
+    stage_ = Stage::kDone;
+    // A closing handshake, not a bare reset: Burn's /data server panics on a peer that drops the
+    // socket without one. Its answer is not waited for long.
+    beast::get_lowest_layer(ws_).expires_after(std::chrono::seconds(1));
+    ws_.async_close(websocket::close_code::normal, [](beast::error_code) {});
+  }
+  std::string_view stage_name() const {
+    switch (stage_) {
+      case Stage::kResolving:
+        return "resolving";
+      case Stage::kConnecting:
+        return "connecting";
+      case Stage::kTlsHandshake:
+        return "TLS handshake";
+      case Stage::kOpening:
+        return "opening /data";
+      case Stage::kRequesting:
+        return "requesting";
+      case Stage::kWaiting:
+        return "waiting for the tensor";
+      case Stage::kDone:
+        break;
+    }
+    return "done";
+  }
+
+  const bool secure_;
+  const std::string host_, port_, target_;
+  net::io_context ioc_;
+  tcp::resolver resolver_{ioc_};
+  tcp::resolver::results_type endpoints_;
+  websocket::stream<tb::net::AnyStream> ws_;
+  // The peer's answer: memory committed as it arrives, never from the length it declares.
+  tb::net::MessageBuffer buffer_;
+  std::vector<std::uint8_t> request_;
+  Stage stage_ = Stage::kResolving;
+  beast::error_code failure_;
+  bool cancelled_ = false;
+};
+
+}  // namespace
+
 Result<ir::TensorData> download_tensor(const ir::Address& peer, std::uint64_t key,
                                        std::chrono::milliseconds timeout,
                                        std::uint64_t max_message_bytes,
@@ -175,97 +335,15 @@ Result<ir::TensorData> download_tensor(const ir::Address& peer, std::uint64_t ke
     return make_error(ErrorCode::kUnsupported,
                       "cannot download from {}://: only ws and wss are spoken", peer.scheme);
   }
-  const bool secure = peer.scheme == "wss";
-  const std::string host(tb::net::unbracketed(peer.host));
-  const std::string port = std::to_string(peer.port.value_or(secure ? 443 : 80));
-  net::io_context ioc;
-  tcp::resolver resolver(ioc);
   std::shared_ptr<net::ssl::context> system_roots;
-  if (secure && !tls) {
+  if (peer.scheme == "wss" && !tls) {
     TB_TRY_ASSIGN(system_roots, tb::net::client_context(""));
     tls = system_roots.get();
   }
-  beast::tcp_stream tcp(ioc);
-  websocket::stream<tb::net::AnyStream> ws(secure ? tb::net::AnyStream(std::move(tcp), *tls)
-                                                  : tb::net::AnyStream(std::move(tcp)));
-  if (secure) TB_TRY(tb::net::prepare_client(ws.next_layer().tls(), host));
-  // The peer's answer: memory committed as it arrives, never from the length it declares.
-  tb::net::MessageBuffer buffer(max_message_bytes, std::move(blocks));
-  beast::error_code failure;
-  const char* stage = "resolving";
-  std::vector<std::uint8_t> request = ir::encode(ir::DataMessage{ir::TensorRequestMessage{key}});
-  ws.read_message_max(max_message_bytes);
-  ws.binary(true);
-  if (bearer) {
-    ws.set_option(websocket::stream_base::decorator([&bearer](websocket::request_type& req) {
-      req.set(beast::http::field::authorization, "Bearer " + *bearer);
-    }));
-  }
-  beast::get_lowest_layer(ws).expires_after(timeout);
-
-  resolver.async_resolve(
-      host, port, [&](beast::error_code ec, tcp::resolver::results_type results) {
-        if (ec) return void(failure = ec);
-        stage = "connecting";
-        ws.next_layer().lowest().async_connect(
-            results, [&](beast::error_code ec, const tcp::endpoint&) {
-              if (ec) return void(failure = ec);
-              stage = secure ? "TLS handshake" : "opening /data";
-              tls_handshake(ws.next_layer(), [&](beast::error_code ec) {
-                if (ec) return void(failure = ec);
-                stage = "opening /data";
-                ws.async_handshake(peer.host + ":" + port, "/data", [&](beast::error_code ec) {
-                  if (ec) return void(failure = ec);
-                  stage = "requesting";
-                  ws.async_write(net::buffer(request), [&](beast::error_code ec, std::size_t) {
-                    if (ec) return void(failure = ec);
-                    stage = "waiting for the tensor";
-                    tb::net::async_read_chunked(
-                        ws, buffer, [] { return beast::error_code{}; },
-                        [&](beast::error_code ec) {
-                          if (ec) return void(failure = ec);
-                          stage = "done";
-                          // A closing handshake, not a bare reset: Burn's /data server panics on a
-                          // peer that drops the socket without one. Its answer is not waited for
-                          // long.
-                          beast::get_lowest_layer(ws).expires_after(std::chrono::seconds(1));
-                          ws.async_close(websocket::close_code::normal, [](beast::error_code) {});
-                        });
-                  });
-                });
-              });
-            });
-      });
-  bool cancelled = false;
-  while (!ioc.stopped()) {
-    ioc.run_for(std::chrono::milliseconds(50));
-    if (!cancelled && cancel && cancel->load()) {
-      cancelled = true;
-      resolver.cancel();
-      beast::get_lowest_layer(ws).close();  // pending operations complete with an error
-    }
-  }
-  if (cancelled && std::string_view(stage) != "done") {
-    return make_error(ErrorCode::kIo, "downloading transfer {:#x} from {}:{}: the host is stopping",
-                      key, host, port);
-  }
-  if (failure || std::string_view(stage) != "done") {
-    std::string why = failure == beast::error::timeout
-                          ? fmt::format("timed out after {} ms", timeout.count())
-                          : failure.message();
-    if (failure == websocket::error::closed && !ws.reason().reason.empty()) {
-      why = fmt::format("the peer closed /data: {}", std::string_view(ws.reason().reason));
-    }
-    return make_error(ErrorCode::kIo, "downloading transfer {:#x} from {}:{}: {} while {}", key,
-                      host, port, why, stage);
-  }
-  beast::error_code ignored;
-  beast::get_lowest_layer(ws).socket().close(ignored);
-  TB_TRY_ASSIGN(auto message, ir::decode<ir::DataMessage>(buffer.release()));
-  if (!std::holds_alternative<ir::TensorMessage>(message)) {
-    return make_error(ErrorCode::kDecode, "the peer answered a TensorRequest with a request");
-  }
-  return std::move(std::get<ir::TensorMessage>(message).data);
+  Download download(peer, key, tls, max_message_bytes, std::move(blocks));
+  TB_TRY(download.prepare(bearer, timeout));
+  download.run(cancel);
+  return download.result(key, timeout);
 }
 
 }  // namespace tb::bridge
