@@ -82,7 +82,14 @@ class Session {
  private:
   Session(std::string address, Address peer, std::uint32_t index, SessionOptions options,
           std::shared_ptr<boost::asio::ssl::context> tls);
+  // open(): the socket (TCP, TLS, the websocket upgrade), the Init and its answer, then the
+  // network thread reading answers for good.
   Status open();
+  Status connect_socket();
+  Status greet();
+  Status accept_init_answer(const ir::TaskResponse& reply);
+  void start_io();
+  struct Reader;  // reads each answer and hands it to whoever waits for it
   void flush_locked();
   void fail(Error error);
 
