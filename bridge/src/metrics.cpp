@@ -58,6 +58,48 @@ HostMetrics collect_metrics(const HostState& host) {
   return m;
 }
 
+namespace {
+
+// The metrics with labels: sessions by protocol, memory by device, ops by category.
+void append_labelled(const HostMetrics& m, std::string& out) {
+  out +=
+      "# HELP torchbridge_sessions_open_by_protocol Sessions currently open, by the Burn wire "
+      "version they speak.\n"
+      "# TYPE torchbridge_sessions_open_by_protocol gauge\n";
+  for (std::size_t i = 0; i < ir::kProfiles.size(); ++i) {
+    out += fmt::format("torchbridge_sessions_open_by_protocol{{protocol=\"{}\",burn=\"{}\"}} {}\n",
+                       ir::kProfiles[i].version, ir::kProfiles[i].burn,
+                       m.sessions_by_protocol[i].second);
+  }
+  const auto per_device = [&](const char* name, const char* help, auto value) {
+    out += fmt::format("# HELP torchbridge_{0} {1}\n# TYPE torchbridge_{0} gauge\n", name, help);
+    for (const auto& d : m.devices) {
+      out += fmt::format("torchbridge_{}{{device=\"{}\"}} {}\n", name, d.device, value(d));
+    }
+  };
+  per_device("device_tensor_bytes",
+             "Bytes of tensors the sessions and served models on a device hold (counted).",
+             [](const DeviceMetrics& d) { return d.tensor_bytes; });
+  per_device("device_limit_bytes", "The device's limit on them (--max-device-bytes; 0: none).",
+             [](const DeviceMetrics& d) { return d.limit_bytes; });
+  per_device("device_allocated_bytes",
+             "Bytes the device's allocator has handed to tensors (0 on the CPU: not tracked).",
+             [](const DeviceMetrics& d) { return d.allocator.allocated; });
+  per_device("device_reserved_bytes",
+             "Bytes the device's allocator holds from the driver, cache included (0 on the CPU).",
+             [](const DeviceMetrics& d) { return d.allocator.reserved; });
+  per_device("device_total_bytes", "The device's memory (0 on the CPU).",
+             [](const DeviceMetrics& d) { return d.allocator.total; });
+  out +=
+      "# HELP torchbridge_ops_total Operations executed, by OperationIr category.\n"
+      "# TYPE torchbridge_ops_total counter\n";
+  for (const auto& [category, n] : m.ops_by_category) {
+    out += fmt::format("torchbridge_ops_total{{category=\"{}\"}} {}\n", category, n);
+  }
+}
+
+}  // namespace
+
 std::string metrics_text(const HostState& host) {
   const HostMetrics m = collect_metrics(host);
   std::string out;
@@ -105,40 +147,7 @@ std::string metrics_text(const HostState& host) {
   metric("frames_rejected_total", "counter", "Undecodable or invalid frames.", m.frames_rejected);
   metric("bytes_in_total", "counter", "Websocket payload bytes received.", m.bytes_in);
   metric("bytes_out_total", "counter", "Websocket payload bytes sent.", m.bytes_out);
-  out +=
-      "# HELP torchbridge_sessions_open_by_protocol Sessions currently open, by the Burn wire "
-      "version they speak.\n"
-      "# TYPE torchbridge_sessions_open_by_protocol gauge\n";
-  for (std::size_t i = 0; i < ir::kProfiles.size(); ++i) {
-    out += fmt::format("torchbridge_sessions_open_by_protocol{{protocol=\"{}\",burn=\"{}\"}} {}\n",
-                       ir::kProfiles[i].version, ir::kProfiles[i].burn,
-                       m.sessions_by_protocol[i].second);
-  }
-  const auto per_device = [&](const char* name, const char* help, auto value) {
-    out += fmt::format("# HELP torchbridge_{0} {1}\n# TYPE torchbridge_{0} gauge\n", name, help);
-    for (const auto& d : m.devices) {
-      out += fmt::format("torchbridge_{}{{device=\"{}\"}} {}\n", name, d.device, value(d));
-    }
-  };
-  per_device("device_tensor_bytes",
-             "Bytes of tensors the sessions and served models on a device hold (counted).",
-             [](const DeviceMetrics& d) { return d.tensor_bytes; });
-  per_device("device_limit_bytes", "The device's limit on them (--max-device-bytes; 0: none).",
-             [](const DeviceMetrics& d) { return d.limit_bytes; });
-  per_device("device_allocated_bytes",
-             "Bytes the device's allocator has handed to tensors (0 on the CPU: not tracked).",
-             [](const DeviceMetrics& d) { return d.allocator.allocated; });
-  per_device("device_reserved_bytes",
-             "Bytes the device's allocator holds from the driver, cache included (0 on the CPU).",
-             [](const DeviceMetrics& d) { return d.allocator.reserved; });
-  per_device("device_total_bytes", "The device's memory (0 on the CPU).",
-             [](const DeviceMetrics& d) { return d.allocator.total; });
-  out +=
-      "# HELP torchbridge_ops_total Operations executed, by OperationIr category.\n"
-      "# TYPE torchbridge_ops_total counter\n";
-  for (const auto& [category, n] : m.ops_by_category) {
-    out += fmt::format("torchbridge_ops_total{{category=\"{}\"}} {}\n", category, n);
-  }
+  append_labelled(m, out);
   if (host.options.models) out += host.options.models->metrics_text();
   return out;
 }
