@@ -84,6 +84,59 @@ void visit_nodes(torch::jit::Block* block, const std::function<void(torch::jit::
   }
 }
 
+// One of forward's parameters (after self), if a custom op can feed it.
+Result<TorchScriptParam> param_of(const c10::Argument& arg) {
+  TorchScriptParam p;
+  p.name = arg.name();
+  p.type = arg.type()->annotation_str();
+  if (is_tensor(arg.type())) {
+    p.role = Role::kTensor;
+  } else if (arg.type()->kind() == c10::TypeKind::ListType &&
+             is_tensor(arg.type()->expectRef<c10::ListType>().getElementType())) {
+    p.role = Role::kTensorList;
+  } else if (is_scalar(arg.type())) {
+    p.role = Role::kScalar;
+  } else {
+    return make_error(ErrorCode::kUnsupported,
+                      "forward's parameter \"{}\" has type {}: only Tensor, List[Tensor], float, "
+                      "int, bool and number parameters can be fed from a custom op",
+                      p.name, p.type);
+  }
+  if (arg.default_value()) {
+    p.has_default = true;
+    p.default_value = ivalue_string(*arg.default_value());
+  }
+  if (arg.kwarg_only()) {
+    return make_error(ErrorCode::kUnsupported,
+                      "forward's parameter \"{}\" is keyword-only: custom ops pass arguments by "
+                      "position",
+                      p.name);
+  }
+  return p;
+}
+
+// What forward writes: module attributes (then calls are serialized) or its inputs (then they
+// are copied first, since a session's tensors may be shared by other handles).
+void find_writes(const torch::jit::Method& method, bool takes_list, TorchScriptSignature& sig) {
+  auto graph = method.graph()->copy();
+  torch::jit::Inline(*graph);
+  visit_nodes(graph->block(), [&](torch::jit::Node* n) {
+    if (n->kind() == c10::prim::SetAttr) sig.mutates_state = true;
+  });
+  torch::jit::AliasDb aliases(graph);
+  for (std::size_t i = 1; i < graph->inputs().size(); ++i) {
+    if (aliases.hasWriters(graph->inputs()[i])) sig.mutates_inputs = true;
+  }
+  if (takes_list) {
+    // A list's elements are harder to follow through alias analysis: any write at all counts.
+    visit_nodes(graph->block(), [&](torch::jit::Node* n) {
+      if (n->kind().is_aten() && n->maybeSchema() && n->schema().is_mutable()) {
+        sig.mutates_inputs = true;
+      }
+    });
+  }
+}
+
 Result<TorchScriptSignature> signature_of(torch::jit::Module& module) {
   const auto method = module.find_method("forward");
   if (!method) return make_error(ErrorCode::kInvalidArgument, "the module has no forward method");
@@ -94,35 +147,9 @@ Result<TorchScriptSignature> signature_of(torch::jit::Module& module) {
   int lists = 0;
   // arguments()[0] is self.
   for (std::size_t i = 1; i < schema.arguments().size(); ++i) {
-    const c10::Argument& arg = schema.arguments()[i];
-    TorchScriptParam p;
-    p.name = arg.name();
-    p.type = arg.type()->annotation_str();
-    if (is_tensor(arg.type())) {
-      p.role = Role::kTensor;
-      ++tensors;
-    } else if (arg.type()->kind() == c10::TypeKind::ListType &&
-               is_tensor(arg.type()->expectRef<c10::ListType>().getElementType())) {
-      p.role = Role::kTensorList;
-      ++lists;
-    } else if (is_scalar(arg.type())) {
-      p.role = Role::kScalar;
-    } else {
-      return make_error(ErrorCode::kUnsupported,
-                        "forward's parameter \"{}\" has type {}: only Tensor, List[Tensor], float, "
-                        "int, bool and number parameters can be fed from a custom op",
-                        p.name, p.type);
-    }
-    if (arg.default_value()) {
-      p.has_default = true;
-      p.default_value = ivalue_string(*arg.default_value());
-    }
-    if (arg.kwarg_only()) {
-      return make_error(ErrorCode::kUnsupported,
-                        "forward's parameter \"{}\" is keyword-only: custom ops pass arguments by "
-                        "position",
-                        p.name);
-    }
+    TB_TRY_ASSIGN(TorchScriptParam p, param_of(schema.arguments()[i]));
+    tensors += p.role == Role::kTensor;
+    lists += p.role == Role::kTensorList;
     shown.push_back(
         fmt::format("{} {}{}", p.type, p.name, p.has_default ? "=" + p.default_value : ""));
     sig.params.push_back(std::move(p));
@@ -151,25 +178,7 @@ Result<TorchScriptSignature> signature_of(torch::jit::Module& module) {
     sig.parameters.push_back({name, tensor.sizes().vec(), tensor.scalar_type()});
   }
 
-  // What forward writes: module attributes (then calls are serialized) or its inputs (then they
-  // are copied first, since a session's tensors may be shared by other handles).
-  auto graph = method->graph()->copy();
-  torch::jit::Inline(*graph);
-  visit_nodes(graph->block(), [&](torch::jit::Node* n) {
-    if (n->kind() == c10::prim::SetAttr) sig.mutates_state = true;
-  });
-  torch::jit::AliasDb aliases(graph);
-  for (std::size_t i = 1; i < graph->inputs().size(); ++i) {
-    if (aliases.hasWriters(graph->inputs()[i])) sig.mutates_inputs = true;
-  }
-  if (lists) {
-    // A list's elements are harder to follow through alias analysis: any write at all counts.
-    visit_nodes(graph->block(), [&](torch::jit::Node* n) {
-      if (n->kind().is_aten() && n->maybeSchema() && n->schema().is_mutable()) {
-        sig.mutates_inputs = true;
-      }
-    });
-  }
+  find_writes(*method, lists > 0, sig);
   return sig;
 }
 

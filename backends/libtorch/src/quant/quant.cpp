@@ -237,18 +237,11 @@ std::uint64_t QTensor::nbytes() const {
 
 // ---- Bytes. --------------------------------------------------------------------------------
 
-Result<QTensor> from_data(const ir::TensorData& data, const at::Device& device) {
-  const QuantScheme& s = data.dtype.scheme;
-  const std::vector<std::int64_t> shape(data.shape.begin(), data.shape.end());
-  const std::int64_t numel = product(shape);
-  const auto grid = grid_of(shape, s);
-  const std::size_t param_len = params_bytes(s, product(grid));
-  const std::size_t total = data.bytes.size();
-
-  // The canonical layout first; then the two others Burn writes (they coincide with it whenever
-  // every line is a whole number of words).
-  std::optional<ValueLayout> layout;
-  Packing packing = Packing::kPerLine;
+// The layout `total` bytes of a tensor of `shape` are in: the canonical one first, then the two
+// others Burn writes (they coincide with it whenever every line is a whole number of words).
+Result<std::pair<ValueLayout, Packing>> find_layout(const std::vector<std::int64_t>& shape,
+                                                    const QuantScheme& s, std::size_t param_len,
+                                                    std::size_t total) {
   std::string expected;
   for (Packing p : {Packing::kPerLine, Packing::kBytes, Packing::kFlat}) {
     auto l = value_layout(shape, s, p);
@@ -260,18 +253,23 @@ Result<QTensor> from_data(const ir::TensorData& data, const at::Device& device) 
       expected = fmt::format("{} bytes ({} of values, {} of scales)", l.value().bytes() + param_len,
                              l.value().bytes(), param_len);
     }
-    if (l.value().bytes() + param_len == total) {
-      layout = l.value();
-      packing = p;
-      break;
-    }
+    if (l.value().bytes() + param_len == total) return std::pair{l.value(), p};
   }
-  if (!layout) {
-    return make_error(ErrorCode::kInvalidArgument,
-                      "QFloat TensorData ({}) of shape {} needs {}, got {} bytes", describe(s),
-                      shape_str(shape), expected, total);
-  }
-  const ValueLayout& l = *layout;
+  return make_error(ErrorCode::kInvalidArgument,
+                    "QFloat TensorData ({}) of shape {} needs {}, got {} bytes", describe(s),
+                    shape_str(shape), expected, total);
+}
+
+Result<QTensor> from_data(const ir::TensorData& data, const at::Device& device) {
+  const QuantScheme& s = data.dtype.scheme;
+  const std::vector<std::int64_t> shape(data.shape.begin(), data.shape.end());
+  const std::int64_t numel = product(shape);
+  const auto grid = grid_of(shape, s);
+  const std::size_t param_len = params_bytes(s, product(grid));
+  const std::size_t total = data.bytes.size();
+
+  TB_TRY_ASSIGN(const auto found, find_layout(shape, s, param_len, total));
+  const auto& [l, packing] = found;
   const std::uint8_t* bytes = data.bytes.data();
 
   // Values, in stored order.
