@@ -41,13 +41,25 @@ enum class Kernel : std::uint8_t {
   kXor,
 };
 
-// What a kernel reads (a, b) and writes.
+// What a kernel reads (a, b) and writes. Every kernel is listed, no default: a new one is a
+// -Wswitch warning until its types are decided.
 struct Types {
   bool bool_in = false;
   bool bool_out = false;
 };
 constexpr Types types_of(Kernel k) {
   switch (k) {
+    case Kernel::kNone:
+    case Kernel::kAdd:
+    case Kernel::kSub:
+    case Kernel::kMul:
+    case Kernel::kDiv:
+    case Kernel::kNeg:
+    case Kernel::kAbs:
+    case Kernel::kRelu:
+    case Kernel::kMaskFill:
+    case Kernel::kMaskWhere:
+      return {false, false};
     case Kernel::kLower:
     case Kernel::kLowerEqual:
     case Kernel::kGreater:
@@ -60,9 +72,8 @@ constexpr Types types_of(Kernel k) {
     case Kernel::kOr:
     case Kernel::kXor:
       return {true, true};
-    default:
-      return {false, false};
   }
+  return {};
 }
 
 // Where an op's operands are in its payload.
