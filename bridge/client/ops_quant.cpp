@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "ops.hpp"
+#include "torchbridge/ir/quant_value.hpp"
 
 namespace tb::client {
 
@@ -17,28 +18,6 @@ ir::QuantScheme q8_symmetric_scheme() {
   s.block = std::nullopt;
   return s;
 }
-
-namespace {
-// b - a of the integer value kinds: the denominator of Burn's per-tensor dynamic scale.
-std::optional<float> value_range(ir::QuantValue v) {
-  switch (v) {
-    case ir::QuantValue::Q8F:
-      return 255.0f;
-    case ir::QuantValue::Q8S:
-      return 254.0f;
-    case ir::QuantValue::Q4F:
-      return 15.0f;
-    case ir::QuantValue::Q4S:
-      return 14.0f;
-    case ir::QuantValue::Q2F:
-      return 3.0f;
-    case ir::QuantValue::Q2S:
-      return 2.0f;
-    default:
-      return std::nullopt;
-  }
-}
-}  // namespace
 
 Tensor quantize(Tensor x, Tensor scales, const ir::QuantScheme& scheme) {
   constexpr std::string_view kName = "quantize";
@@ -67,12 +46,13 @@ Tensor quantize(Tensor x, Tensor scales, const ir::QuantScheme& scheme) {
 }
 
 Tensor quantize_dynamic(Tensor x, const ir::QuantScheme& scheme) {
-  const auto range = value_range(scheme.value);
-  if (!range) {
+  const ir::QuantValueFacts value = ir::quant_value_facts(scheme.value);
+  if (value.minifloat) {
     return Tensor::failed(invalid("quantize_dynamic", "only integer value kinds (Q8/Q4/Q2) here"));
   }
   // Burn's per-tensor dynamic scale: 2 * max|x| / (b - a).
-  Tensor scales = reduce_all("quantize_dynamic", ir::NumericOp::MaxAbs, x) * (2.0 / *range);
+  const float range = value.max - value.min;
+  Tensor scales = reduce_all("quantize_dynamic", ir::NumericOp::MaxAbs, x) * (2.0 / range);
   return quantize(std::move(x), std::move(scales), scheme);
 }
 

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <limits>
 
+#include "torchbridge/ir/quant_value.hpp"
 #include "torchbridge/result.hpp"
 
 namespace tb {
@@ -91,23 +92,7 @@ std::size_t DType::element_size() const {
     case DTypeKind::Bool:
       return bool_store == BoolStore::U32 ? 4 : 1;
     case DTypeKind::QFloat:
-      switch (scheme.store.kind) {
-        case QuantStoreKind::Native:
-          switch (scheme.value) {
-            case QuantValue::Q8F:
-            case QuantValue::Q8S:
-            case QuantValue::E4M3:
-            case QuantValue::E5M2:
-            case QuantValue::E2M1:
-              return 1;
-            default:
-              return 0;
-          }
-        case QuantStoreKind::PackedU32:
-          return 4;
-        case QuantStoreKind::PackedNative:
-          return scheme.value == QuantValue::E2M1 ? 1 : 0;
-      }
+      return quant_element_size(scheme);
   }
   return 0;
 }

@@ -67,8 +67,8 @@ struct ValueLayout {
 Result<ValueLayout> value_layout(const std::vector<std::int64_t>& shape, const QuantScheme& s,
                                  Packing packing) {
   ValueLayout l;
-  l.bits = value_bits(s.value);
-  const int word_bits = store_bits(s);
+  l.bits = quant_value_bits(s.value);
+  const int word_bits = quant_store_bits(s);
   l.per_word = word_bits / l.bits;
   l.word_bytes = (word_bits + 7) / 8;
   const std::int64_t numel = product(shape);
@@ -201,7 +201,7 @@ Result<QTensor> quantize_with(const at::Tensor& x, const QuantScheme& scheme,
   const at::Tensor factor_grid =
       expand_grid(at::tensor(factor, at::kFloat).reshape(grid).to(x.device()), shape, scheme);
   const at::Tensor scaled = divide ? x.to(dev) / factor_grid : x.to(dev) * factor_grid;
-  const auto [lo, hi] = value_range(scheme.value);
+  const auto [lo, hi] = quant_value_range(scheme.value);
 
   QTensor q;
   q.scheme = scheme;
@@ -412,7 +412,7 @@ Result<QTensor> quantize_dynamic(const at::Tensor& x, const QuantScheme& scheme,
                                  Encoding encoding) {
   if (scheme.mode == QuantMode::Lookup) return quantize_with(x, scheme, {}, std::nullopt, encoding);
   const auto shape = x.sizes().vec();
-  const auto [lo, hi] = value_range(scheme.value);
+  const auto [lo, hi] = quant_value_range(scheme.value);
   const float range = hi - lo;
   // f32::max folds ignore NaN.
   const at::Tensor mag =

@@ -11,15 +11,16 @@
 #include <vector>
 
 #include "quant/quant.hpp"
+#include "torchbridge/ir/quant_value.hpp"
 
 namespace tb::backend::libtorch::quant::detail {
 
-// Value kinds: bits per value, minifloat or integer, QuantValue::range.
-int value_bits(ir::QuantValue v);
-bool is_minifloat(ir::QuantValue v);
-std::pair<float, float> value_range(ir::QuantValue v);
-// QuantStore::size_bits.
-int store_bits(const ir::QuantScheme& s);
+// Value kinds (bits per value, minifloat or integer, QuantValue::range) and QuantStore::size_bits
+// are ir's, shared with DType::element_size and the client.
+using ir::is_minifloat;
+using ir::quant_store_bits;
+using ir::quant_value_bits;
+using ir::quant_value_range;
 
 // Scale levels: the innermost level's dtype, and the per-tensor dtype of a two-level scheme.
 ir::ScaleDtype scale_dtype(const ir::QuantScheme& s);

@@ -1,7 +1,8 @@
-// The scheme and number-format half of quant.hpp: what a QuantScheme means (value kinds and
-// their ranges, stores, scale levels and dtypes, block grids), the scale and minifloat codecs, and
-// the public "scheme facts". Scalars and shapes only, no tensors: kept apart from quant.cpp's
-// tensor-level work (bytes, arithmetic, transfers), which reads these through quant_internal.hpp.
+// The scheme and number-format half of quant.hpp: what a QuantScheme means (scale levels and
+// dtypes, block grids; the value kinds themselves are ir/quant_value.hpp's), the scale and
+// minifloat codecs, and the public "scheme facts". Scalars and shapes only, no tensors: kept apart
+// from quant.cpp's tensor-level work (bytes, arithmetic, transfers), which reads these through
+// quant_internal.hpp.
 #include <array>
 #include <cfloat>
 #include <cmath>
@@ -102,66 +103,6 @@ float table_value(QuantValue kind, std::uint32_t code) {
 }  // namespace
 
 namespace detail {
-
-int value_bits(QuantValue v) {
-  switch (v) {
-    case QuantValue::Q8F:
-    case QuantValue::Q8S:
-    case QuantValue::E4M3:
-    case QuantValue::E5M2:
-      return 8;
-    case QuantValue::Q4F:
-    case QuantValue::Q4S:
-    case QuantValue::E2M1:
-      return 4;
-    case QuantValue::Q2F:
-    case QuantValue::Q2S:
-      return 2;
-  }
-  return 8;
-}
-
-bool is_minifloat(QuantValue v) {
-  return v == QuantValue::E4M3 || v == QuantValue::E5M2 || v == QuantValue::E2M1;
-}
-
-// QuantValue::range.
-std::pair<float, float> value_range(QuantValue v) {
-  switch (v) {
-    case QuantValue::Q8F:
-      return {-128.0f, 127.0f};
-    case QuantValue::Q4F:
-      return {-8.0f, 7.0f};
-    case QuantValue::Q2F:
-      return {-2.0f, 1.0f};
-    case QuantValue::Q8S:
-      return {-127.0f, 127.0f};
-    case QuantValue::Q4S:
-      return {-7.0f, 7.0f};
-    case QuantValue::Q2S:
-      return {-1.0f, 1.0f};
-    case QuantValue::E4M3:
-      return {-448.0f, 448.0f};
-    case QuantValue::E5M2:
-      return {-57344.0f, 57344.0f};
-    case QuantValue::E2M1:
-      return {-6.0f, 6.0f};
-  }
-  return {-128.0f, 127.0f};
-}
-
-// QuantStore::size_bits.
-int store_bits(const QuantScheme& s) {
-  switch (s.store.kind) {
-    case QuantStoreKind::Native:
-      return value_bits(s.value);
-    case QuantStoreKind::PackedNative:
-      return value_bits(s.value) * (s.value == QuantValue::E2M1 ? 2 : 1);
-    case QuantStoreKind::PackedU32:
-      return 32;
-  }
-  return 8;
-}
 
 // QuantScheme::scale_dtype: the innermost level's.
 ScaleDtype scale_dtype(const QuantScheme& s) {
