@@ -1,12 +1,13 @@
-// Private to quant.cpp, quant_scheme.cpp and quant_transfer.cpp: the scheme and number-format facts
-// (defined in quant_scheme.cpp) that the tensor-level code in quant.cpp also needs. Not part of
-// quant.hpp's interface.
+// Private to the quant/ files: the scheme and number-format facts (defined in quant_scheme.cpp)
+// and the few tensor helpers (quant.cpp) that the tensor-level code in quant.cpp and
+// quant_bytes.cpp shares. Not part of quant.hpp's interface.
 #pragma once
 
 #include <array>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -43,5 +44,12 @@ const std::array<float, 256>& minifloat_table(ir::QuantValue kind);
 
 // A QTensor's codes as plain integers, whether stored as a torch quantized tensor or not.
 at::Tensor plain_values(const QTensor& q);
+// int8 values wrapped as torch qint8 when the scheme and its scale allow it (torch_qint8).
+at::Tensor as_torch(at::Tensor values, const ir::QuantScheme& s, const at::Tensor& scales);
+// A tensor's values as f32 on the host.
+std::vector<float> floats_of(const at::Tensor& t);
+// The element count of a shape, and a shape for messages.
+std::int64_t product(const std::vector<std::int64_t>& v);
+std::string shape_str(const std::vector<std::int64_t>& v);
 
 }  // namespace tb::backend::libtorch::quant::detail
