@@ -141,6 +141,20 @@ struct Row {
 #define TB_FUSED_ROW_along_dim(...)
 #define TB_FUSED_ROW_bitwise(...)
 #define TB_FUSED_ROW_bitwise_scalar(...)
+// Families that are not element-wise (convolutions, pools) or have no kernel in the run
+// (float_test, shifts).
+#define TB_FUSED_ROW_conv(...)
+#define TB_FUSED_ROW_conv_backward(...)
+#define TB_FUSED_ROW_conv_bias_backward(...)
+#define TB_FUSED_ROW_conv_transpose(...)
+#define TB_FUSED_ROW_conv_transpose_weight_backward(...)
+#define TB_FUSED_ROW_avg_pool(...)
+#define TB_FUSED_ROW_avg_pool_backward(...)
+#define TB_FUSED_ROW_max_pool(...)
+#define TB_FUSED_ROW_max_pool_backward(...)
+#define TB_FUSED_ROW_float_test(...)
+#define TB_FUSED_ROW_shift(...)
+#define TB_FUSED_ROW_shift_scalar(...)
 inline constexpr Row kRows[] = {TB_OP_LEAVES(TB_FUSED_ROW)};
 
 // The run holds f32 and bool tensors: a row shared with integer categories (Add of NumericInt,

@@ -1,13 +1,15 @@
 // The lowering families: what the regular rows of the op tables expand to (lowering.cpp), and the
 // helpers every lowering file shares. A row `TB_X(TB_CAT, Exp, UnaryOpIr, float_unary, exp, all)`
 // becomes `unary_float(ctx, op, at::exp)`; an `own` row names a function of its own, declared in
-// lowering.hpp.
+// lowering.hpp. The module families (convolutions, pools) are in conv_family.hpp and
+// pool_family.hpp.
 #pragma once
 
 #include <cstdint>
 #include <utility>
 
 #include "lower/lowering.hpp"
+#include "lower/small_cpu.hpp"
 
 namespace tb::backend::libtorch {
 
@@ -104,5 +106,14 @@ template <bool IsFloat>
 Status lower_compare(Cmp cmp, OpContext& ctx, const ir::BinaryOpIr& op);
 template <bool IsFloat>
 Status lower_compare_elem(Cmp cmp, OpContext& ctx, const ir::ScalarOpIr& op);
+
+// float_test: IsInf / IsNan, a loop on small CPU tensors (small_cpu.hpp), ATen's otherwise
+// (lower_float.cpp).
+Status float_test(OpContext& ctx, const ir::UnaryOpIr& op, small_cpu::FloatTest test);
+
+// shift / shift_scalar: burn-flex's wrapping shifts on the dtype's own width (lower_int_bool.cpp).
+enum class Shift { kLeft, kRight };
+Status lower_shift(OpContext& ctx, const ir::BinaryOpIr& op, Shift dir);
+Status lower_shift_scalar(OpContext& ctx, const ir::ScalarOpIr& op, Shift dir);
 
 }  // namespace tb::backend::libtorch

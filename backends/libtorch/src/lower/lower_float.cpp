@@ -99,22 +99,11 @@ Status lower_Float_IntoInt(OpContext& ctx, const ir::CastOpIr& op) {
 
 // ---- IsInf, IsNan: a loop on small CPU tensors, ATen's otherwise --------------------------------
 
-namespace {
-
+// The float_test family: IsInf and IsNan.
 Status float_test(OpContext& ctx, const ir::UnaryOpIr& op, small_cpu::FloatTest test) {
   const at::Tensor x = widen(ctx.in(op.input));
   if (auto result = small_cpu::float_test(x, test)) return ctx.out(op.out, *result);
   return ctx.out(op.out, test == small_cpu::FloatTest::kInf ? at::isinf(x) : at::isnan(x));
-}
-
-}  // namespace
-
-Status lower_Float_IsInf(OpContext& ctx, const ir::UnaryOpIr& op) {
-  return float_test(ctx, op, small_cpu::FloatTest::kInf);
-}
-
-Status lower_Float_IsNan(OpContext& ctx, const ir::UnaryOpIr& op) {
-  return float_test(ctx, op, small_cpu::FloatTest::kNan);
 }
 
 // ---- Matmul, Cross -----------------------------------------------------------------------------

@@ -121,24 +121,16 @@ Status lower_Int_BitwiseNot(OpContext& ctx, const ir::UnaryOpIr& op) {
   return ctx.out(op.out, at::bitwise_not(ctx.in(op.input)));
 }
 
-Status lower_Int_BitwiseLeftShift(OpContext& ctx, const ir::BinaryOpIr& op) {
-  return ctx.out(op.out, shift(ctx.in(op.lhs), ctx.in(op.rhs), op.out.dtype, true));
+// The shift families: BitwiseLeftShift / BitwiseRightShift (shift) and their Scalar forms
+// (shift_scalar).
+Status lower_shift(OpContext& ctx, const ir::BinaryOpIr& op, Shift dir) {
+  return ctx.out(op.out, shift(ctx.in(op.lhs), ctx.in(op.rhs), op.out.dtype, dir == Shift::kLeft));
 }
 
-Status lower_Int_BitwiseRightShift(OpContext& ctx, const ir::BinaryOpIr& op) {
-  return ctx.out(op.out, shift(ctx.in(op.lhs), ctx.in(op.rhs), op.out.dtype, false));
-}
-
-Status lower_Int_BitwiseLeftShiftScalar(OpContext& ctx, const ir::ScalarOpIr& op) {
+Status lower_shift_scalar(OpContext& ctx, const ir::ScalarOpIr& op, Shift dir) {
   const at::Tensor& x = ctx.in(op.lhs);
   return ctx.out(op.out, shift(x, at::scalar_tensor(op.rhs.as_int(), x.options().dtype(at::kLong)),
-                               op.out.dtype, true));
-}
-
-Status lower_Int_BitwiseRightShiftScalar(OpContext& ctx, const ir::ScalarOpIr& op) {
-  const at::Tensor& x = ctx.in(op.lhs);
-  return ctx.out(op.out, shift(x, at::scalar_tensor(op.rhs.as_int(), x.options().dtype(at::kLong)),
-                               op.out.dtype, false));
+                               op.out.dtype, dir == Shift::kLeft));
 }
 
 Status lower_Int_Matmul(OpContext& ctx, const ir::MatmulOpIr& op) {

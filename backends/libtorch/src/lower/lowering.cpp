@@ -1,6 +1,8 @@
 #include "lower/lowering.hpp"
 
+#include "lower/conv_family.hpp"
 #include "lower/lower_families.hpp"
+#include "lower/pool_family.hpp"
 
 namespace tb::backend::libtorch {
 
@@ -141,6 +143,33 @@ namespace {
   TB_LOWER_ROW_FAMILY(Cat, V, P, lower_compare<TB_LOWER_IS_FLOAT(Cat)>(Cmp::Fn, ctx, op))
 #define TB_LOWER_ROW_compare_elem(Cat, V, P, Fn) \
   TB_LOWER_ROW_FAMILY(Cat, V, P, lower_compare_elem<TB_LOWER_IS_FLOAT(Cat)>(Cmp::Fn, ctx, op))
+
+// The families of regular rows whose helper has no ATen function to take (issue 43): the Fn
+// column is the helper's parameter, `_` where it has none (the payload picks the rank).
+#define TB_LOWER_ROW_conv(Cat, V, P, Fn) TB_LOWER_ROW_FAMILY(Cat, V, P, conv::lower_conv(ctx, op))
+#define TB_LOWER_ROW_conv_backward(Cat, V, P, Fn) \
+  TB_LOWER_ROW_FAMILY(Cat, V, P, conv::lower_conv_backward(ctx, op, conv::Grad::Fn))
+#define TB_LOWER_ROW_conv_bias_backward(Cat, V, P, Fn) \
+  TB_LOWER_ROW_FAMILY(Cat, V, P, conv::lower_bias_backward(ctx, op))
+#define TB_LOWER_ROW_conv_transpose(Cat, V, P, Fn) \
+  TB_LOWER_ROW_FAMILY(Cat, V, P, conv::lower_conv_transpose(ctx, op))
+#define TB_LOWER_ROW_conv_transpose_weight_backward(Cat, V, P, Fn) \
+  TB_LOWER_ROW_FAMILY(Cat, V, P, conv::lower_conv_transpose_weight_backward(ctx, op))
+#define TB_LOWER_ROW_avg_pool(Cat, V, P, Fn) \
+  TB_LOWER_ROW_FAMILY(Cat, V, P, pool::lower_avg_pool(ctx, op))
+#define TB_LOWER_ROW_avg_pool_backward(Cat, V, P, Fn) \
+  TB_LOWER_ROW_FAMILY(Cat, V, P, pool::lower_avg_pool_backward(ctx, op))
+#define TB_LOWER_ROW_max_pool(Cat, V, P, Fn) \
+  TB_LOWER_ROW_FAMILY(Cat, V, P, pool::lower_max_pool(ctx, op))
+#define TB_LOWER_ROW_max_pool_backward(Cat, V, P, Fn) \
+  TB_LOWER_ROW_FAMILY(Cat, V, P, pool::lower_max_pool_backward(ctx, op))
+
+#define TB_LOWER_ROW_float_test(Cat, V, P, Fn) \
+  TB_LOWER_ROW_FAMILY(Cat, V, P, float_test(ctx, op, small_cpu::FloatTest::Fn))
+#define TB_LOWER_ROW_shift(Cat, V, P, Fn) \
+  TB_LOWER_ROW_FAMILY(Cat, V, P, lower_shift(ctx, op, Shift::Fn))
+#define TB_LOWER_ROW_shift_scalar(Cat, V, P, Fn) \
+  TB_LOWER_ROW_FAMILY(Cat, V, P, lower_shift_scalar(ctx, op, Shift::Fn))
 
 LoweringTable build_lowering_table() {
   LoweringTable t;

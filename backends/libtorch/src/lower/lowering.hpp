@@ -152,8 +152,9 @@ const LoweringTable& lowering_table();
 // for every category of the table (lower_Base_Reshape serves BaseFloat, BaseInt and BaseBool;
 // lower_Numeric_Abs serves NumericFloat and NumericInt). A `split` row has one function per
 // category, `lower_<Category>_<Variant>` (lower_NumericFloat_Mean, lower_NumericInt_Mean): the
-// float/int choice is made once, when the table is built. Every other family is a template in
-// lower_families.hpp, expanded in lowering.cpp from the row's Fn column; the Numeric families
+// float/int choice is made once, when the table is built. Every other family is a template or
+// function of lower_families.hpp, conv_family.hpp or pool_family.hpp, expanded in lowering.cpp
+// from the row's Fn column; the Numeric families
 // (arith, compare, ...) are also templates on TB_LOWER_IS_FLOAT(Category), so their float/int
 // choice is made when the table is built too.
 #define TB_LOWER_TABLE_BaseFloat Base
@@ -195,6 +196,18 @@ const LoweringTable& lowering_table();
 #define TB_LOWER_DECLARE_arith_scalar(Cat, V, P)
 #define TB_LOWER_DECLARE_compare(Cat, V, P)
 #define TB_LOWER_DECLARE_compare_elem(Cat, V, P)
+#define TB_LOWER_DECLARE_conv(Cat, V, P)
+#define TB_LOWER_DECLARE_conv_backward(Cat, V, P)
+#define TB_LOWER_DECLARE_conv_bias_backward(Cat, V, P)
+#define TB_LOWER_DECLARE_conv_transpose(Cat, V, P)
+#define TB_LOWER_DECLARE_conv_transpose_weight_backward(Cat, V, P)
+#define TB_LOWER_DECLARE_avg_pool(Cat, V, P)
+#define TB_LOWER_DECLARE_avg_pool_backward(Cat, V, P)
+#define TB_LOWER_DECLARE_max_pool(Cat, V, P)
+#define TB_LOWER_DECLARE_max_pool_backward(Cat, V, P)
+#define TB_LOWER_DECLARE_float_test(Cat, V, P)
+#define TB_LOWER_DECLARE_shift(Cat, V, P)
+#define TB_LOWER_DECLARE_shift_scalar(Cat, V, P)
 TB_OP_LEAVES(TB_LOWER_DECLARE)
 
 // The custom ops every LibTorch device serves whatever the host registers (burn-signal's

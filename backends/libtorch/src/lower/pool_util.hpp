@@ -1,6 +1,7 @@
-// Avg and max pooling shared by lower_pool.cpp (1-d pools, run as 2-d, and 2-d pools) and
-// lower_pool3d.cpp (3-d pools), with the semantics of Burn 0.23's reference backend, burn-flex
-// 0.23.0-pre.1 src/ops/pool.rs, which runs every pool as a 3-d one. Private to this backend.
+// Avg and max pooling behind the pool families (pool_family.hpp, pool_ops.cpp; 1-d pools run as
+// 2-d) and the adaptive pools of lower_pool.cpp, with the semantics of Burn 0.23's reference
+// backend, burn-flex 0.23.0-pre.1 src/ops/pool.rs, which runs every pool as a 3-d one. Private to
+// this backend.
 //
 // Tensors are [N, C, spatial...] with 2 or 3 spatial dims. Conventions kept from Burn, where
 // PyTorch differs:
@@ -23,33 +24,9 @@
 
 #include "lower/lower_families.hpp"
 #include "lower/module_util.hpp"
+#include "lower/pool_family.hpp"
 
 namespace tb::backend::libtorch::pool {
-
-// The windows of one pool over the spatial dims.
-struct Spec {
-  Sizes kernel, stride, padding, dilation;
-  bool ceil_mode = false;
-
-  std::size_t rank() const { return kernel.size(); }
-  bool undilated() const {
-    return std::all_of(dilation.begin(), dilation.end(), [](std::int64_t d) { return d == 1; });
-  }
-};
-
-template <std::size_t N>
-Spec make_spec(const ir::Usizes<N>& k, const ir::Usizes<N>& s, const ir::Usizes<N>& p,
-               const ir::Usizes<N>& d, bool ceil) {
-  Spec r;
-  for (std::size_t i = 0; i < N; ++i) {
-    r.kernel.push_back(static_cast<std::int64_t>(k[i]));
-    r.stride.push_back(static_cast<std::int64_t>(s[i]));
-    r.padding.push_back(static_cast<std::int64_t>(p[i]));
-    r.dilation.push_back(static_cast<std::int64_t>(d[i]));
-  }
-  r.ceil_mode = ceil;
-  return r;
-}
 
 inline std::int64_t extent(const Spec& p, std::size_t i) {
   return p.dilation[i] * (p.kernel[i] - 1) + 1;
@@ -345,7 +322,8 @@ inline at::Tensor avg_pool_backward(const at::Tensor& x, const at::Tensor& grad_
   return at::constant_pad_nd(gp, negated(pad), 0);
 }
 
-// ---- Op wrappers. `rank` is the IR tensors' rank: 3 (1-d pools, run as [N, C, L, 1]), 4 or 5.
+// ---- Op inputs and outputs. `rank` is the IR tensors' rank: 3 (1-d pools, run as [N, C, L, 1]),
+// 4 or 5.
 
 inline Result<at::Tensor> as_pool_input(OpContext& ctx, const at::Tensor& x, std::int64_t rank) {
   if (x.dim() != rank) return ctx.invalid("pool input must have rank {}, got {}", rank, x.dim());
@@ -353,72 +331,6 @@ inline Result<at::Tensor> as_pool_input(OpContext& ctx, const at::Tensor& x, std
 }
 inline at::Tensor as_pool_output(const at::Tensor& y, std::int64_t rank) {
   return rank == 3 ? y.squeeze(3) : y;
-}
-
-// The pooled output sizes for x [N, C, spatial...], validated.
-inline Result<Sizes> out_sizes(OpContext& ctx, const at::Tensor& x, const Spec& p) {
-  TB_TRY(check(ctx, p));
-  Sizes out;
-  for (std::size_t i = 0; i < p.rank(); ++i) {
-    out.push_back(out_size(p, i, x.size(static_cast<std::int64_t>(2 + i))));
-    if (out.back() < 0) {
-      return ctx.invalid("pool kernel larger than the padded input {}", shape_string(x.sizes()));
-    }
-  }
-  return out;
-}
-
-// A backward op's out_grad must pool the same batch and channels as its input.
-inline Status check_grad(OpContext& ctx, const at::Tensor& x, const at::Tensor& grad) {
-  if (grad.dim() != x.dim() || grad.size(0) != x.size(0) || grad.size(1) != x.size(1)) {
-    return ctx.invalid("pool gradient {} does not match the input {}", shape_string(grad.sizes()),
-                       shape_string(x.sizes()));
-  }
-  return ok();
-}
-
-// Max pool (with or without indices).
-inline Status max_pool_op(OpContext& ctx, const ir::TensorIr& x_ir, const Spec& p,
-                          std::int64_t rank, const ir::TensorIr& out,
-                          const ir::TensorIr* out_indices) {
-  TB_TRY_ASSIGN(auto x, as_pool_input(ctx, ctx.in(x_ir), rank));
-  TB_TRY_ASSIGN(auto sizes, out_sizes(ctx, x, p));
-  const auto [y, idx] = max_pool(x, p, sizes);
-  TB_TRY(ctx.out(out, as_pool_output(y, rank)));
-  if (out_indices) TB_TRY(ctx.out(*out_indices, as_pool_output(idx, rank)));
-  return ok();
-}
-
-inline Status max_pool_backward_op(OpContext& ctx, const ir::TensorIr& x_ir,
-                                   const ir::TensorIr& grad_ir, const ir::TensorIr& indices_ir,
-                                   std::int64_t rank, const ir::TensorIr& out) {
-  const auto& x = ctx.in(x_ir);
-  const auto& grad = ctx.in(grad_ir);
-  const auto& indices = ctx.in(indices_ir);
-  if (x.dim() != rank) return ctx.invalid("pool input must have rank {}, got {}", rank, x.dim());
-  TB_TRY(check_grad(ctx, x, grad));
-  if (indices.sizes() != grad.sizes()) {
-    return ctx.invalid("max pool indices {} do not match the gradient {}",
-                       shape_string(indices.sizes()), shape_string(grad.sizes()));
-  }
-  return ctx.out(out, max_pool_backward(x, grad, indices));
-}
-
-inline Status avg_pool_op(OpContext& ctx, const ir::TensorIr& x_ir, const Spec& p, bool cip,
-                          std::int64_t rank, const ir::TensorIr& out) {
-  TB_TRY_ASSIGN(auto x, as_pool_input(ctx, ctx.in(x_ir), rank));
-  TB_TRY_ASSIGN(auto sizes, out_sizes(ctx, x, p));
-  return ctx.out(out, as_pool_output(avg_pool(x, p, cip, sizes), rank));
-}
-
-inline Status avg_pool_backward_op(OpContext& ctx, const ir::TensorIr& x_ir,
-                                   const ir::TensorIr& grad_ir, const Spec& p, bool cip,
-                                   std::int64_t rank, const ir::TensorIr& out) {
-  TB_TRY(check(ctx, p));
-  TB_TRY_ASSIGN(auto x, as_pool_input(ctx, ctx.in(x_ir), rank));
-  TB_TRY_ASSIGN(auto grad, as_pool_input(ctx, ctx.in(grad_ir), rank));
-  TB_TRY(check_grad(ctx, x, grad));
-  return ctx.out(out, as_pool_output(avg_pool_backward(x, grad, p, cip), rank));
 }
 
 }  // namespace tb::backend::libtorch::pool
