@@ -1,5 +1,6 @@
 // NumericOperationIr reductions and orderings, under NumericFloat and NumericInt: sum, mean,
-// prod, max/min (and arg*, *WithIndices, MaxAbs), top-k, cumulative ops and sorts.
+// prod, max/min (and arg*, *WithIndices, MaxAbs), top-k, cumulative ops and sorts (top-k and the
+// sorts in lower_reduce_sort.cpp).
 //
 // Burn's semantics (burn-flex 0.22.1 and the burn-backend trait defaults), where they differ
 // from a plain ATen call:
@@ -22,6 +23,7 @@
 #include <limits>
 
 #include "lower/lower_families.hpp"
+#include "lower/reduce_keys.hpp"
 #include "lower/small_cpu.hpp"
 
 namespace tb::backend::libtorch {
@@ -29,50 +31,14 @@ namespace tb::backend::libtorch {
 namespace {
 
 using ir::DTypeKind;
-
-constexpr std::int64_t kI64Min = std::numeric_limits<std::int64_t>::min();
-constexpr std::int64_t kI64Max = std::numeric_limits<std::int64_t>::max();
+using reduce::check_axis;
+using reduce::from_order_key;
+using reduce::kI64Max;
+using reduce::kI64Min;
+using reduce::order_key;
 
 std::vector<std::int64_t> sizes_of(const ir::TensorIr& t) {
   return std::vector<std::int64_t>(t.shape.dims.begin(), t.shape.dims.end());
-}
-
-Status check_axis(const OpContext& ctx, const at::Tensor& x, std::uint64_t axis) {
-  if (axis >= static_cast<std::uint64_t>(x.dim())) {
-    return ctx.invalid("axis {} is out of range for a tensor of rank {}", axis, x.dim());
-  }
-  return ok();
-}
-
-// A tensor whose natural (signed / IEEE) order is Burn's order of the values of `x`, for
-// max/min/arg*: floats as they are (f16/bf16 widened), U64 mapped to signed.
-at::Tensor order_key(const at::Tensor& x, const ir::DType& d) {
-  if (d.kind == DTypeKind::U64) return x.bitwise_xor(kI64Min);
-  return widen(x);
-}
-
-// The inverse of order_key for integer values (floats are gathered from the input instead).
-at::Tensor from_order_key(const at::Tensor& k, const ir::DType& d) {
-  if (d.kind == DTypeKind::U64) return k.bitwise_xor(kI64Min);
-  return k;
-}
-
-// A signed integer key whose order is Burn's sort order: total order for floats.
-at::Tensor sort_key(const at::Tensor& x, const ir::DType& d) {
-  if (!d.is_float()) return order_key(x, d);
-  const at::Tensor f = widen(x);
-  const bool wide = f.scalar_type() == at::kDouble;
-  const at::Tensor bits = f.contiguous().view(wide ? at::kLong : at::kInt);
-  const std::int64_t mask = wide ? kI64Max : std::numeric_limits<std::int32_t>::max();
-  return at::where(bits.lt(0), bits.bitwise_xor(mask), bits);
-}
-
-// Values and int64 indices of Burn's sort of `x` along `dim` (stable, see the header).
-std::pair<at::Tensor, at::Tensor> burn_sort(const at::Tensor& x, const ir::DType& d,
-                                            std::int64_t dim, bool descending) {
-  auto sorted = at::sort(sort_key(x, d), /*stable=*/true, dim, descending);
-  at::Tensor indices = std::get<1>(sorted);
-  return {at::gather(x, dim, indices), indices};
 }
 
 // Index (keepdim) of the first maximum / minimum along `dim`; NaN counts as the extremum. Int64,
@@ -213,20 +179,6 @@ Status lower_extremum_dim_with_indices(OpContext& ctx, const ir::ReduceDimWithIn
   return ctx.out(p.out_indices, r.second);
 }
 
-// The first k of the descending sort along `axis`.
-Result<std::pair<at::Tensor, at::Tensor>> top_k(const OpContext& ctx, const at::Tensor& x,
-                                                const ir::DType& d, std::uint64_t axis,
-                                                std::uint64_t k) {
-  TB_TRY(check_axis(ctx, x, axis));
-  const auto dim = static_cast<std::int64_t>(axis);
-  if (k > static_cast<std::uint64_t>(x.size(dim))) {
-    return ctx.invalid("k = {} exceeds the size {} of dimension {}", k, x.size(dim), axis);
-  }
-  auto [values, indices] = burn_sort(x, d, dim, /*descending=*/true);
-  const auto kk = static_cast<std::int64_t>(k);
-  return std::pair{values.narrow(dim, 0, kk), indices.narrow(dim, 0, kk)};
-}
-
 Status lower_cum_extremum(OpContext& ctx, const ir::DimOpIr& p, bool max) {
   const at::Tensor x = ctx.in(p.input);
   TB_TRY(check_axis(ctx, x, p.axis));
@@ -343,22 +295,6 @@ Status lower_Numeric_MaxAbsDim(OpContext& ctx, const ir::ReduceDimOpIr& p) {
   return ctx.out(p.out, r.first);
 }
 
-Status lower_Numeric_TopK(OpContext& ctx, const ir::ReduceDimOpIr& p) {
-  TB_TRY_ASSIGN(auto r, top_k(ctx, ctx.in(p.input), p.input.dtype, p.axis, p.accumulator_len));
-  return ctx.out(p.out, r.first);
-}
-
-Status lower_Numeric_ArgTopK(OpContext& ctx, const ir::ReduceDimOpIr& p) {
-  TB_TRY_ASSIGN(auto r, top_k(ctx, ctx.in(p.input), p.input.dtype, p.axis, p.accumulator_len));
-  return ctx.out(p.out, r.second);
-}
-
-Status lower_Numeric_TopKWithIndices(OpContext& ctx, const ir::TopKWithIndicesOpIr& p) {
-  TB_TRY_ASSIGN(auto r, top_k(ctx, ctx.in(p.tensor), p.tensor.dtype, p.dim, p.k));
-  TB_TRY(ctx.out(p.out, r.first));
-  return ctx.out(p.out_indices, r.second);
-}
-
 Status lower_Numeric_CumSum(OpContext& ctx, const ir::DimOpIr& p) {
   const at::Tensor x = ctx.in(p.input);
   TB_TRY(check_axis(ctx, x, p.axis));
@@ -377,28 +313,6 @@ Status lower_Numeric_CumMax(OpContext& ctx, const ir::DimOpIr& p) {
 
 Status lower_Numeric_CumMin(OpContext& ctx, const ir::DimOpIr& p) {
   return lower_cum_extremum(ctx, p, false);
-}
-
-Status lower_Numeric_Sort(OpContext& ctx, const ir::SortOpIr& p) {
-  const at::Tensor x = ctx.in(p.input);
-  TB_TRY(check_axis(ctx, x, p.dim));
-  auto r = burn_sort(x, p.input.dtype, static_cast<std::int64_t>(p.dim), p.descending);
-  return ctx.out(p.out, r.first);
-}
-
-Status lower_Numeric_SortWithIndices(OpContext& ctx, const ir::SortWithIndicesOpIr& p) {
-  const at::Tensor x = ctx.in(p.input);
-  TB_TRY(check_axis(ctx, x, p.dim));
-  auto r = burn_sort(x, p.input.dtype, static_cast<std::int64_t>(p.dim), p.descending);
-  TB_TRY(ctx.out(p.out, r.first));
-  return ctx.out(p.out_indices, r.second);
-}
-
-Status lower_Numeric_ArgSort(OpContext& ctx, const ir::SortOpIr& p) {
-  const at::Tensor x = ctx.in(p.input);
-  TB_TRY(check_axis(ctx, x, p.dim));
-  auto r = burn_sort(x, p.input.dtype, static_cast<std::int64_t>(p.dim), p.descending);
-  return ctx.out(p.out, r.second);
 }
 
 }  // namespace tb::backend::libtorch

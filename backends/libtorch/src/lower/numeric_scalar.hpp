@@ -19,6 +19,17 @@ inline constexpr std::int64_t kI64Min = std::numeric_limits<std::int64_t>::min()
 inline constexpr double kTwo63 = 9223372036854775808.0;
 inline constexpr double kTwo64 = 18446744073709551616.0;
 
+// The ATen type a float op computes in: f32 for the half types (burn-flex rounds once from f32).
+inline at::ScalarType float_compute_type(const ir::DType& d) {
+  return d.kind == ir::DTypeKind::F64 ? at::kDouble : at::kFloat;
+}
+
+// Float operands in the compute type.
+inline at::Tensor fc(const at::Tensor& t, const ir::DType& d) {
+  const auto ct = float_compute_type(d);
+  return t.scalar_type() == ct ? t : t.to(ct);
+}
+
 inline bool is_u64(const ir::DType& d) {
   return d.kind == ir::DTypeKind::U64;
 }
