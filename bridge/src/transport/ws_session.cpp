@@ -2,17 +2,13 @@
 
 #include <spdlog/spdlog.h>
 
-#include "cluster/relay.hpp"
 #include "guard.hpp"
 #include "host_state.hpp"
-#include "net/tls.hpp"
-#include "torchbridge/ir/codec.hpp"
-#include "torchbridge/ir/format.hpp"
 #include "torchbridge/ir/profile.hpp"
 #include "torchbridge/version.hpp"
-#include "transport/data_service.hpp"
 #include "transport/framing.hpp"
-#include "transport/handshake.hpp"
+#include "transport/session_frame.hpp"
+#include "transport/session_writer.hpp"
 
 namespace tb::bridge {
 
@@ -106,7 +102,7 @@ void SessionConnection::worker_done() {
 void SessionConnection::end_with_error(std::string what) {
   post([what = std::move(what)](SessionConnection& self) {
     self.worker_finished_ = true;
-    self.drop_unsent();
+    self.writer_.drop_unsent();
     // A close reason holds at most 123 bytes.
     self.close_with(websocket::close_code::internal_error, std::string_view(what).substr(0, 123));
   });
@@ -239,143 +235,18 @@ void SessionConnection::on_tagged_message() {
   dispatch(bytes);
 }
 
-void SessionConnection::refuse(ir::SessionRefusal refusal, const std::string& reason) {
-  ++host_.counters.sessions_refused;
-  spdlog::warn("{}: session refused ({}): {}", peer_, ir::to_string(refusal), reason);
-  queue_write(
-      OutFrame::of_bytes(ir::encode(ir::TaskResponse{ir::InitRefusedResponse{refusal}, 0})));
-  state_ = State::kClosing;
-  worker_finished_ = true;
-  maybe_close();
-}
-
-void SessionConnection::handshake(const ir::Bytes& bytes) {
-  auto decision = decide_handshake(
-      bytes, HandshakeFacts{&host_.options.auth_token, header_authorized_, host_.device_count()});
-  if (auto* refused = std::get_if<HandshakeRefused>(&decision)) {
-    return refuse(refused->refusal, refused->reason);
-  }
-  auto& accepted = std::get<HandshakeAccepted>(decision);
-  if (host_.options.auth_token && !ws_.next_layer().is_tls() &&
-      !tb::net::is_loopback(peer_address_)) {
-    const auto n = ++host_.counters.plain_credentials;
-    if ((n & (n - 1)) == 0) {  // 1, 2, 4, ...
-      spdlog::warn(
-          "{}: a credential arrived over plain ws:// from another machine ({} so far): serve "
-          "with --tls-cert/--tls-key so that tokens and tensors are not sent in the clear",
-          peer_, n);
-    }
-  }
-  // In a federation, the member a client reached first names the scope for every member.
-  std::string scope =
-      transfer_scope(peer_address_, header_authorized_, accepted.init.authorization.view());
-  if (host_.options.federation) scope = relayed_scope_ ? *relayed_scope_ : federation_scope(scope);
-  if (!host_.local_device(accepted.init.device_index)) {
-    return relay(accepted.init.device_index, bytes, std::move(scope));
-  }
-  SessionWorker::Identity identity;
-  identity.session_id = accepted.init.session_id.id;
-  identity.device_index = accepted.init.device_index;
-  identity.transfer_scope = std::move(scope);
-  identity.profile = accepted.profile;
-  open_session(identity);
-}
-
-bool SessionConnection::admit(const SessionWorker::Identity& identity,
-                              const std::shared_ptr<SessionWorker>& worker) {
-  // Burn's refusals have no "busy" or "taken": these end with a websocket close whose reason
-  // says why.
-  switch (host_.sessions.admit(identity.session_id, shared_from_this(), worker,
-                               host_.options.limits.max_sessions)) {
-    case SessionRegistry::Admission::kStopping:
-      close_with(websocket::close_code::going_away, "host stopping");
-      return false;
-    case SessionRegistry::Admission::kFull:
-      ++host_.counters.sessions_refused;
-      spdlog::warn("{}: session refused: {} sessions open, the limit", peer_,
-                   host_.options.limits.max_sessions);
-      close_with(websocket::close_code::try_again_later, "too many sessions");
-      return false;
-    case SessionRegistry::Admission::kIdInUse:
-      ++host_.counters.sessions_refused;
-      spdlog::warn("{}: session {:016x} is already bound to another connection", peer_,
-                   identity.session_id);
-      close_with(websocket::close_code::policy_error, "session id in use");
-      return false;
-    case SessionRegistry::Admission::kAdmitted:
-      break;
-  }
-  return true;
-}
-
-void SessionConnection::open_session(const SessionWorker::Identity& identity) {
-  auto worker = std::make_shared<SessionWorker>(host_, identity, weak_from_this());
-  if (!admit(identity, worker)) return;
-  session_id_ = identity.session_id;
-  if (auto started = worker->start(); !started) {
-    host_.sessions.withdraw(session_id_);
-    ++host_.counters.sessions_refused;
-    spdlog::error("{}: session {:016x} refused: {}", peer_, session_id_, started.error().what());
-    session_id_ = 0;
-    return close_with(websocket::close_code::try_again_later, "host out of resources");
-  }
-  worker_ = std::move(worker);
-  ++host_.counters.sessions_total;
-  init_timer_.cancel();
-  ws_.read_message_max(host_.options.limits.max_message_bytes);
-  backend::Backend* device = host_.local_device(identity.device_index);
-  const ir::ProtocolProfile* profile = identity.profile;
-  ir::SessionInfo info{profile->version, device->settings(), host_.device_count(), std::nullopt};
-  // The answer to Init is bare in every version (a client on another version reads its refusal
-  // the same way); the writes queue is empty here, so it is written bare at once and the session's
-  // framing applies from the next answer on.
-  profile_ = profile;
-  queue_write(OutFrame::of_bytes(ir::encode(ir::TaskResponse{ir::InitResponse{info}, 0})));
-  tagged_writes_ = profile->framing == ir::Framing::kTagged;
-  state_ = State::kRunning;
-  spdlog::info("session {:016x} opened from {} on device {} ({}), {}", session_id_, peer_,
-               identity.device_index, device->device_name(), ir::describe(*profile));
-  read();
-}
-
 void SessionConnection::dispatch(const ir::Bytes& bytes) {
   // The received bytes count against the host until the worker has taken their tasks (a session
   // is bounded by max_queued_bytes; its own limit counts what its tasks make of them).
   MemoryCharge queued(host_.account(), bytes.size());
   receiving_ = {};
-  auto frame = ir::decode<ir::ClientFrame>(bytes);
-  if (!frame) {
+  auto content = read_session_frame(bytes, FrameSession{profile_, session_id_, peer_});
+  if (auto* rejected = std::get_if<FrameRejected>(&content)) {
     ++host_.counters.frames_rejected;
-    spdlog::warn("session {:016x} ({}): undecodable frame of {} bytes, closing the session: {}",
-                 session_id_, peer_, bytes.size(), frame.error().what());
-    return close_with(websocket::close_code::policy_error, "undecodable frame");
+    spdlog::warn("{}", rejected->log);
+    return close_with(websocket::close_code::policy_error, rejected->close_reason);
   }
-  std::vector<ir::Task> tasks;
-  tasks.reserve(frame.value().size());
-  bool close_requested = false;
-  for (auto& message : frame.value()) {
-    if (auto* task = std::get_if<ir::Task>(&message)) {
-      if (!ir::task_on_wire(*task, profile_->version)) {
-        ++host_.counters.frames_rejected;
-        spdlog::warn("session {:016x} ({}): Task::{} is not a message of {}, closing", session_id_,
-                     peer_, ir::task_name(*task), ir::describe(*profile_));
-        return close_with(websocket::close_code::policy_error, "task of another protocol");
-      }
-      tasks.push_back(std::move(*task));
-    } else if (auto* id = std::get_if<ir::SessionId>(&message)) {
-      if (id->id != session_id_) {
-        ++host_.counters.frames_rejected;
-        spdlog::warn("session {:016x}: asked to close session {:016x}", session_id_, id->id);
-        return close_with(websocket::close_code::policy_error, "closing another session");
-      }
-      close_requested = true;
-      break;
-    } else {
-      ++host_.counters.frames_rejected;
-      spdlog::warn("session {:016x}: a second Init on an open session", session_id_);
-      return close_with(websocket::close_code::policy_error, "second Init");
-    }
-  }
+  auto& [tasks, close_requested] = std::get<FrameTasks>(content);
   host_.counters.tasks += tasks.size();
   if (close_requested || !worker_->try_run_inline(tasks)) {
     worker_->push(std::move(tasks), std::move(queued));
@@ -400,53 +271,29 @@ void SessionConnection::queue_write(FramePtr frame) {
 
 void SessionConnection::queue_write(Outgoing out) {
   if (state_ == State::kClosed) return;
-  writes_.push_back(std::move(out));
-  if (!writing_) write();
+  if (writer_.push(std::move(out))) write();
 }
 
 void SessionConnection::write() {
-  writing_ = true;
-  if (tagged_writes_) {
-    pieces_ = framing::tagged_messages(*writes_.front().frame, head_);
-    piece_ = 0;
-    return write_piece();
-  }
-  write_buffers_ = buffers_of(*writes_.front().frame);
-  ws_.async_write(write_buffers_, [self = shared_from_this()](beast::error_code ec, std::size_t n) {
+  ws_.async_write(writer_.next(), [self = shared_from_this()](beast::error_code ec, std::size_t n) {
     self->guard([&] { self->on_write(ec, n); });
   });
 }
 
-void SessionConnection::write_piece() {
-  ws_.async_write(pieces_[piece_],
-                  [self = shared_from_this()](beast::error_code ec, std::size_t n) {
-                    self->guard([&] { self->on_write(ec, n); });
-                  });
-}
-
 void SessionConnection::on_write(beast::error_code ec, std::size_t n) {
   host_.counters.bytes_out += n;
-  if (!ec && ++piece_ < pieces_.size()) return write_piece();
-  writing_ = false;
-  write_buffers_.clear();
-  pieces_.clear();
-  if (ec) {
-    writes_.clear();
-    teardown();
-    return;
+  switch (writer_.written(static_cast<bool>(ec))) {
+    case SessionWriter::After::kWrite:
+      return write();
+    case SessionWriter::After::kFailed:
+      return teardown();
+    case SessionWriter::After::kIdle:
+      return maybe_close();
   }
-  writes_.pop_front();  // its place and its bytes are given back
-  if (!writes_.empty()) return write();
-  maybe_close();
-}
-
-void SessionConnection::drop_unsent() {
-  // The answer being written stays until its write completes: the write reads its memory.
-  while (writes_.size() > (writing_ ? 1u : 0u)) writes_.pop_back();
 }
 
 void SessionConnection::maybe_close() {
-  if (state_ != State::kClosing || !worker_finished_ || writing_ || !writes_.empty()) return;
+  if (state_ != State::kClosing || !worker_finished_ || !writer_.idle()) return;
   close_with(websocket::close_code::normal, "");
 }
 
@@ -474,7 +321,7 @@ void SessionConnection::teardown() {
   if (worker_) worker_->close();
   state_ = State::kClosed;
   // Unsent answers give their places and bytes back now (a worker may be waiting on them).
-  drop_unsent();
+  writer_.drop_unsent();
   if (session_id_) {
     host_.sessions.remove_connection(session_id_, this);
     // Collectives waiting on this session fail now rather than at their timeout.

@@ -1,12 +1,11 @@
 // The `/session` websocket of one Burn session: reads messages (memory committed as their bytes
 // arrive), decodes them, runs the handshake, hands tasks to the session's worker, and writes the
-// answers through a single-writer queue. Every handler runs on the connection's strand and under
-// the last-resort guard: an exception ends this session with a close frame, never the process.
+// answers through a single-writer queue (session_writer.hpp). Every handler runs on the
+// connection's strand and under the last-resort guard: an exception ends this session with a close
+// frame, never the process.
 #pragma once
 
-#include <array>
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -26,6 +25,7 @@
 #include "torchbridge/ir/protocol.hpp"
 #include "transport/framing.hpp"
 #include "transport/listener.hpp"
+#include "transport/session_writer.hpp"
 
 namespace tb::bridge {
 
@@ -68,7 +68,7 @@ class SessionConnection : public std::enable_shared_from_this<SessionConnection>
   bool tagged() const;
   void reject_frame(std::string_view what);
   void refuse(ir::SessionRefusal refusal, const std::string& reason);
-  // The decision is handshake.hpp's; these apply it.
+  // The decision is handshake.hpp's; these apply it (ws_session_open.cpp).
   void handshake(const ir::Bytes& bytes);
   void open_session(const SessionWorker::Identity& identity);
   // Registers the session; false (and the websocket closing with the reason) when refused.
@@ -78,9 +78,7 @@ class SessionConnection : public std::enable_shared_from_this<SessionConnection>
   void queue_write(Outgoing out);
   void queue_write(FramePtr frame);
   void write();
-  void write_piece();
   void on_write(boost::beast::error_code ec, std::size_t n);
-  void drop_unsent();
   void maybe_close();
   void close_with(boost::beast::websocket::close_code code, std::string_view reason);
   void close_now();
@@ -97,18 +95,11 @@ class SessionConnection : public std::enable_shared_from_this<SessionConnection>
   bool accepted_ = false;
   std::unique_ptr<tb::net::MessageBuffer> message_;
   MemoryCharge receiving_;  // the message being received, charged to the host as it arrives
-  std::deque<Outgoing> writes_;
-  std::vector<boost::asio::const_buffer> write_buffers_;
-  // Tagged framing: the session's profile (from the handshake on) and the segmented message
-  // being received; on the way out, the websocket messages of the answer being written and its
-  // head.
+  SessionWriter writer_;
+  // The session's profile (from the handshake on), and in tagged framing the segmented message
+  // being received.
   const ir::ProtocolProfile* profile_ = nullptr;
-  bool tagged_writes_ = false;
   framing::Reassembly reassembly_;
-  std::vector<std::vector<boost::asio::const_buffer>> pieces_;
-  std::size_t piece_ = 0;
-  std::array<std::uint8_t, 9> head_{};
-  bool writing_ = false;
   // Set while reading is paused for back-pressure: with no read, write or timer pending, nothing
   // else holds the connection (the registry's pointer is weak), and it would close itself.
   std::shared_ptr<SessionConnection> paused_;
