@@ -10,8 +10,134 @@
 namespace tb::bridge {
 
 namespace {
+
 constexpr std::size_t kCategories = ir::EnumNames<ir::OpCategory>::kNames.size();
+
+// One host-wide number of GET /metrics.
+struct Row {
+  const char* name;  // after "torchbridge_"
+  const char* type;  // "gauge" or "counter"
+  const char* help;
+  std::uint64_t HostMetrics::*value;
+};
+
+// The rows before the block cache's and after them, in the order /metrics has always had.
+constexpr Row kHostRows[] = {
+    {"sessions_open", "gauge", "Sessions currently open.", &HostMetrics::sessions_open},
+    {"sessions_total", "counter", "Sessions opened since start.", &HostMetrics::sessions_total},
+    {"sessions_refused_total", "counter", "Handshakes refused.", &HostMetrics::sessions_refused},
+    {"sessions_failed_total", "counter",
+     "Sessions ended by an unexpected error on the host (logged).", &HostMetrics::sessions_failed},
+    {"connections_open", "gauge", "Connections open (HTTP, /session, /data).",
+     &HostMetrics::connections_open},
+    {"data_connections_open", "gauge", "/data connections open.",
+     &HostMetrics::data_connections_open},
+    {"relays_open", "gauge", "Sessions relayed to another member of the federation.",
+     &HostMetrics::relays_open},
+    {"connections_refused_total", "counter", "Connections closed at once: over a limit.",
+     &HostMetrics::connections_refused},
+    {"tls_handshakes_failed_total", "counter",
+     "Connections whose TLS handshake failed or timed out (TLS hosts only).",
+     &HostMetrics::tls_handshakes_failed},
+    {"requests_refused_total", "counter",
+     "Requests refused for their Origin (a web page not allowed with --allow-origin) or, on a "
+     "loopback host, a Host that is no loopback name (DNS rebinding).",
+     &HostMetrics::requests_refused},
+    {"live_tensors", "gauge", "Tensors held by all sessions.", &HostMetrics::live_tensors},
+    {"live_bytes", "gauge", "Bytes of tensors held by all sessions.", &HostMetrics::live_bytes},
+    {"held_bytes", "gauge",
+     "Bytes held besides tensors: messages being received, queued tasks and answers, "
+     "exposed copies.",
+     &HostMetrics::held_bytes},
+};
+constexpr Row kTaskRows[] = {
+    {"tasks_total", "counter", "Tasks received.", &HostMetrics::tasks},
+    {"tasks_inline_total", "counter",
+     "Tasks answered on the network thread: small reads and syncs of an idle CPU session.",
+     &HostMetrics::tasks_inline},
+    {"failed_ops", "gauge", "Failed operations in open sessions.", &HostMetrics::failed_ops},
+    {"frames_rejected_total", "counter", "Undecodable or invalid frames.",
+     &HostMetrics::frames_rejected},
+    {"bytes_in_total", "counter", "Websocket payload bytes received.", &HostMetrics::bytes_in},
+    {"bytes_out_total", "counter", "Websocket payload bytes sent.", &HostMetrics::bytes_out},
+};
+
+// One number per device, labelled with the device's name.
+struct DeviceRow {
+  const char* name;
+  const char* help;
+  std::uint64_t (*value)(const DeviceMetrics&);
+};
+constexpr DeviceRow kDeviceRows[] = {
+    {"device_tensor_bytes",
+     "Bytes of tensors the sessions and served models on a device hold (counted).",
+     [](const DeviceMetrics& d) { return d.tensor_bytes; }},
+    {"device_limit_bytes", "The device's limit on them (--max-device-bytes; 0: none).",
+     [](const DeviceMetrics& d) { return d.limit_bytes; }},
+    {"device_allocated_bytes",
+     "Bytes the device's allocator has handed to tensors (0 on the CPU: not tracked).",
+     [](const DeviceMetrics& d) { return d.allocator.allocated; }},
+    {"device_reserved_bytes",
+     "Bytes the device's allocator holds from the driver, cache included (0 on the CPU).",
+     [](const DeviceMetrics& d) { return d.allocator.reserved; }},
+    {"device_total_bytes", "The device's memory (0 on the CPU).",
+     [](const DeviceMetrics& d) { return d.allocator.total; }},
+};
+
+void append_metric(std::string& out, const char* name, const char* type, const char* help,
+                   std::uint64_t v) {
+  out +=
+      fmt::format("# HELP torchbridge_{0} {1}\n# TYPE torchbridge_{0} {2}\ntorchbridge_{0} {3}\n",
+                  name, help, type, v);
 }
+
+template <std::size_t N>
+void append_rows(std::string& out, const Row (&rows)[N], const HostMetrics& m) {
+  for (const Row& r : rows) append_metric(out, r.name, r.type, r.help, m.*r.value);
+}
+
+void append_block_cache(std::string& out, const ir::BlockCache& blocks) {
+  const auto cache = blocks.stats();
+  append_metric(
+      out, "block_cache_bytes", "gauge",
+      "Warm message blocks kept for the next large message (counted against --max-host-bytes).",
+      blocks.bytes());
+  append_metric(out, "block_cache_hits_total", "counter",
+                "Large messages received into a warm block.", cache.hits);
+}
+
+void append_by_protocol(std::string& out, const HostMetrics& m) {
+  out +=
+      "# HELP torchbridge_sessions_open_by_protocol Sessions currently open, by the Burn wire "
+      "version they speak.\n"
+      "# TYPE torchbridge_sessions_open_by_protocol gauge\n";
+  for (std::size_t i = 0; i < ir::kProfiles.size(); ++i) {
+    out += fmt::format("torchbridge_sessions_open_by_protocol{{protocol=\"{}\",burn=\"{}\"}} {}\n",
+                       ir::kProfiles[i].version, ir::kProfiles[i].burn,
+                       m.sessions_by_protocol[i].second);
+  }
+}
+
+void append_devices(std::string& out, const HostMetrics& m) {
+  for (const DeviceRow& r : kDeviceRows) {
+    out +=
+        fmt::format("# HELP torchbridge_{0} {1}\n# TYPE torchbridge_{0} gauge\n", r.name, r.help);
+    for (const auto& d : m.devices) {
+      out += fmt::format("torchbridge_{}{{device=\"{}\"}} {}\n", r.name, d.device, r.value(d));
+    }
+  }
+}
+
+void append_ops(std::string& out, const HostMetrics& m) {
+  out +=
+      "# HELP torchbridge_ops_total Operations executed, by OperationIr category.\n"
+      "# TYPE torchbridge_ops_total counter\n";
+  for (const auto& [category, n] : m.ops_by_category) {
+    out += fmt::format("torchbridge_ops_total{{category=\"{}\"}} {}\n", category, n);
+  }
+}
+
+}  // namespace
 
 HostMetrics collect_metrics(const HostState& host) {
   HostMetrics m;
@@ -58,96 +184,15 @@ HostMetrics collect_metrics(const HostState& host) {
   return m;
 }
 
-namespace {
-
-// The metrics with labels: sessions by protocol, memory by device, ops by category.
-void append_labelled(const HostMetrics& m, std::string& out) {
-  out +=
-      "# HELP torchbridge_sessions_open_by_protocol Sessions currently open, by the Burn wire "
-      "version they speak.\n"
-      "# TYPE torchbridge_sessions_open_by_protocol gauge\n";
-  for (std::size_t i = 0; i < ir::kProfiles.size(); ++i) {
-    out += fmt::format("torchbridge_sessions_open_by_protocol{{protocol=\"{}\",burn=\"{}\"}} {}\n",
-                       ir::kProfiles[i].version, ir::kProfiles[i].burn,
-                       m.sessions_by_protocol[i].second);
-  }
-  const auto per_device = [&](const char* name, const char* help, auto value) {
-    out += fmt::format("# HELP torchbridge_{0} {1}\n# TYPE torchbridge_{0} gauge\n", name, help);
-    for (const auto& d : m.devices) {
-      out += fmt::format("torchbridge_{}{{device=\"{}\"}} {}\n", name, d.device, value(d));
-    }
-  };
-  per_device("device_tensor_bytes",
-             "Bytes of tensors the sessions and served models on a device hold (counted).",
-             [](const DeviceMetrics& d) { return d.tensor_bytes; });
-  per_device("device_limit_bytes", "The device's limit on them (--max-device-bytes; 0: none).",
-             [](const DeviceMetrics& d) { return d.limit_bytes; });
-  per_device("device_allocated_bytes",
-             "Bytes the device's allocator has handed to tensors (0 on the CPU: not tracked).",
-             [](const DeviceMetrics& d) { return d.allocator.allocated; });
-  per_device("device_reserved_bytes",
-             "Bytes the device's allocator holds from the driver, cache included (0 on the CPU).",
-             [](const DeviceMetrics& d) { return d.allocator.reserved; });
-  per_device("device_total_bytes", "The device's memory (0 on the CPU).",
-             [](const DeviceMetrics& d) { return d.allocator.total; });
-  out +=
-      "# HELP torchbridge_ops_total Operations executed, by OperationIr category.\n"
-      "# TYPE torchbridge_ops_total counter\n";
-  for (const auto& [category, n] : m.ops_by_category) {
-    out += fmt::format("torchbridge_ops_total{{category=\"{}\"}} {}\n", category, n);
-  }
-}
-
-}  // namespace
-
 std::string metrics_text(const HostState& host) {
   const HostMetrics m = collect_metrics(host);
   std::string out;
-  auto metric = [&](const char* name, const char* type, const char* help, std::uint64_t v) {
-    out +=
-        fmt::format("# HELP torchbridge_{0} {1}\n# TYPE torchbridge_{0} {2}\ntorchbridge_{0} {3}\n",
-                    name, help, type, v);
-  };
-  metric("sessions_open", "gauge", "Sessions currently open.", m.sessions_open);
-  metric("sessions_total", "counter", "Sessions opened since start.", m.sessions_total);
-  metric("sessions_refused_total", "counter", "Handshakes refused.", m.sessions_refused);
-  metric("sessions_failed_total", "counter",
-         "Sessions ended by an unexpected error on the host (logged).", m.sessions_failed);
-  metric("connections_open", "gauge", "Connections open (HTTP, /session, /data).",
-         m.connections_open);
-  metric("data_connections_open", "gauge", "/data connections open.", m.data_connections_open);
-  metric("relays_open", "gauge", "Sessions relayed to another member of the federation.",
-         m.relays_open);
-  metric("connections_refused_total", "counter", "Connections closed at once: over a limit.",
-         m.connections_refused);
-  metric("tls_handshakes_failed_total", "counter",
-         "Connections whose TLS handshake failed or timed out (TLS hosts only).",
-         m.tls_handshakes_failed);
-  metric("requests_refused_total", "counter",
-         "Requests refused for their Origin (a web page not allowed with --allow-origin) or, on a "
-         "loopback host, a Host that is no loopback name (DNS rebinding).",
-         m.requests_refused);
-  metric("live_tensors", "gauge", "Tensors held by all sessions.", m.live_tensors);
-  metric("live_bytes", "gauge", "Bytes of tensors held by all sessions.", m.live_bytes);
-  metric("held_bytes", "gauge",
-         "Bytes held besides tensors: messages being received, queued tasks and answers, "
-         "exposed copies.",
-         m.held_bytes);
-  const auto cache = host.message_blocks->stats();
-  metric("block_cache_bytes", "gauge",
-         "Warm message blocks kept for the next large message (counted against --max-host-bytes).",
-         host.message_blocks->bytes());
-  metric("block_cache_hits_total", "counter", "Large messages received into a warm block.",
-         cache.hits);
-  metric("tasks_total", "counter", "Tasks received.", m.tasks);
-  metric("tasks_inline_total", "counter",
-         "Tasks answered on the network thread: small reads and syncs of an idle CPU session.",
-         m.tasks_inline);
-  metric("failed_ops", "gauge", "Failed operations in open sessions.", m.failed_ops);
-  metric("frames_rejected_total", "counter", "Undecodable or invalid frames.", m.frames_rejected);
-  metric("bytes_in_total", "counter", "Websocket payload bytes received.", m.bytes_in);
-  metric("bytes_out_total", "counter", "Websocket payload bytes sent.", m.bytes_out);
-  append_labelled(m, out);
+  append_rows(out, kHostRows, m);
+  append_block_cache(out, *host.message_blocks);
+  append_rows(out, kTaskRows, m);
+  append_by_protocol(out, m);
+  append_devices(out, m);
+  append_ops(out, m);
   if (host.options.models) out += host.options.models->metrics_text();
   return out;
 }
