@@ -141,8 +141,8 @@ struct Row {
 #define TB_FUSED_ROW_along_dim(...)
 #define TB_FUSED_ROW_bitwise(...)
 #define TB_FUSED_ROW_bitwise_scalar(...)
-// Families that are not element-wise (convolutions, pools) or have no kernel in the run
-// (float_test, shifts).
+// Families that are not element-wise (convolutions, pools, reductions) or have no kernel in the
+// run (float_test, shifts, clamp bounds).
 #define TB_FUSED_ROW_conv(...)
 #define TB_FUSED_ROW_conv_backward(...)
 #define TB_FUSED_ROW_conv_bias_backward(...)
@@ -152,6 +152,9 @@ struct Row {
 #define TB_FUSED_ROW_avg_pool_backward(...)
 #define TB_FUSED_ROW_max_pool(...)
 #define TB_FUSED_ROW_max_pool_backward(...)
+#define TB_FUSED_ROW_extremum(...)
+#define TB_FUSED_ROW_arg_extremum(...)
+#define TB_FUSED_ROW_clamp_bound(...)
 #define TB_FUSED_ROW_float_test(...)
 #define TB_FUSED_ROW_shift(...)
 #define TB_FUSED_ROW_shift_scalar(...)

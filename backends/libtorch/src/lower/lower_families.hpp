@@ -116,4 +116,21 @@ enum class Shift { kLeft, kRight };
 Status lower_shift(OpContext& ctx, const ir::BinaryOpIr& op, Shift dir);
 Status lower_shift_scalar(OpContext& ctx, const ir::ScalarOpIr& op, Shift dir);
 
+// extremum / arg_extremum: max and min with Burn's NaN and signed-zero rules, for both Numeric
+// categories; the payload picks the form: over all (Max), along a dim (MaxDim), with indices
+// (MaxDimWithIndices), running (CumMax); arg_extremum the index along a dim (ArgMax)
+// (lower_reduce.cpp).
+enum class Extreme { kMax, kMin };
+Status extremum(OpContext& ctx, const ir::ReduceOpIr& op, Extreme e);
+Status extremum(OpContext& ctx, const ir::ReduceDimOpIr& op, Extreme e);
+Status extremum(OpContext& ctx, const ir::ReduceDimWithIndicesOpIr& op, Extreme e);
+Status extremum(OpContext& ctx, const ir::DimOpIr& op, Extreme e);
+Status arg_extremum(OpContext& ctx, const ir::ReduceDimOpIr& op, Extreme e);
+
+// clamp_bound: ClampMin / ClampMax, one bound with burn-flex's semantics per category
+// (lower_numeric_clamp.cpp defines and instantiates both).
+enum class Bound { kMin, kMax };
+template <bool IsFloat>
+Status clamp_bound(OpContext& ctx, const ir::ScalarOpIr& op, Bound bound);
+
 }  // namespace tb::backend::libtorch

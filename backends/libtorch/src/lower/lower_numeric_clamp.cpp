@@ -55,24 +55,22 @@ at::Tensor bound_tensor(const OpContext& ctx, double v, const DType& d) {
 }
 
 // ClampMin / ClampMax.
-template <bool Min>
-Status float_clamp_one(OpContext& ctx, const ir::ScalarOpIr& op) {
+Status float_clamp_one(OpContext& ctx, const ir::ScalarOpIr& op, bool min) {
   const at::Tensor& x = ctx.in(op.lhs);
   const DType& d = op.lhs.dtype;
   const double b = float_bound(op.rhs, d);
   const at::Tensor xf = fc(x, d);
   // `if x.is_nan() || x > min { x } else { min }` (and the mirror for max).
-  const at::Tensor keep = xf.isnan().logical_or(Min ? xf.gt(b) : xf.lt(b));
+  const at::Tensor keep = xf.isnan().logical_or(min ? xf.gt(b) : xf.lt(b));
   return ctx.out(op.out, at::where(keep, xf, bound_tensor(ctx, b, d)));
 }
 
-template <bool Min>
-Status int_clamp_one(OpContext& ctx, const ir::ScalarOpIr& op) {
+Status int_clamp_one(OpContext& ctx, const ir::ScalarOpIr& op, bool min) {
   const at::Tensor& x = ctx.in(op.lhs);
   const DType& d = op.lhs.dtype;
   TB_TRY_ASSIGN(const std::int64_t b, int_bound(op.rhs, d));
   const at::Tensor k = int_key(x, d);
-  return ctx.out(op.out, from_key(Min ? k.clamp_min(key_of(b, d)) : k.clamp_max(key_of(b, d)), d));
+  return ctx.out(op.out, from_key(min ? k.clamp_min(key_of(b, d)) : k.clamp_max(key_of(b, d)), d));
 }
 
 }  // namespace
@@ -106,21 +104,17 @@ Status lower_NumericInt_Clamp(OpContext& ctx, const ir::ClampOpIr& op) {
   return ctx.out(op.out, from_key(at::clamp(int_key(x, d), key_of(lo, d), key_of(hi, d)), d));
 }
 
-Status lower_NumericFloat_ClampMin(OpContext& ctx, const ir::ScalarOpIr& op) {
-  return float_clamp_one<true>(ctx, op);
+template <bool IsFloat>
+Status clamp_bound(OpContext& ctx, const ir::ScalarOpIr& op, Bound bound) {
+  if constexpr (IsFloat) {
+    return float_clamp_one(ctx, op, bound == Bound::kMin);
+  } else {
+    return int_clamp_one(ctx, op, bound == Bound::kMin);
+  }
 }
 
-Status lower_NumericInt_ClampMin(OpContext& ctx, const ir::ScalarOpIr& op) {
-  return int_clamp_one<true>(ctx, op);
-}
-
-Status lower_NumericFloat_ClampMax(OpContext& ctx, const ir::ScalarOpIr& op) {
-  return float_clamp_one<false>(ctx, op);
-}
-
-Status lower_NumericInt_ClampMax(OpContext& ctx, const ir::ScalarOpIr& op) {
-  return int_clamp_one<false>(ctx, op);
-}
+template Status clamp_bound<true>(OpContext&, const ir::ScalarOpIr&, Bound);
+template Status clamp_bound<false>(OpContext&, const ir::ScalarOpIr&, Bound);
 
 // ---- Powi ------------------------------------------------------------------------------------
 

@@ -148,9 +148,12 @@ at::Tensor cum_extremum(const at::Tensor& x, const ir::DType& d, std::int64_t di
   return at::where(v.eq(0), at::where(first_negative, zeros.neg(), zeros), v);
 }
 
-// ---- Lowerings ---------------------------------------------------------------------------------
+}  // namespace
 
-Status lower_arg_extremum(OpContext& ctx, const ir::ReduceDimOpIr& p, bool max) {
+// ---- The extremum families (lower_families.hpp) -----------------------------------------------
+
+Status arg_extremum(OpContext& ctx, const ir::ReduceDimOpIr& p, Extreme e) {
+  const bool max = e == Extreme::kMax;
   const at::ScalarType wanted =
       p.input.dtype.is_float() ? storage_type(p.out.dtype) : at::ScalarType::Long;
   TB_TRY_ASSIGN(auto index, arg_extremum(ctx, ctx.in(p.input), p.input.dtype, p.axis, max, wanted));
@@ -162,30 +165,31 @@ Status lower_arg_extremum(OpContext& ctx, const ir::ReduceDimOpIr& p, bool max) 
   return ctx.out(p.out, index);
 }
 
-Status lower_extremum(OpContext& ctx, const ir::ReduceOpIr& p, bool max) {
+Status extremum(OpContext& ctx, const ir::ReduceOpIr& p, Extreme e) {
+  const bool max = e == Extreme::kMax;
   TB_TRY_ASSIGN(auto v, extremum_all(ctx, ctx.in(p.input), p.input.dtype, max));
   return ctx.out(p.out, v.reshape(sizes_of(p.out)));
 }
 
-Status lower_extremum_dim(OpContext& ctx, const ir::ReduceDimOpIr& p, bool max) {
+Status extremum(OpContext& ctx, const ir::ReduceDimOpIr& p, Extreme e) {
+  const bool max = e == Extreme::kMax;
   TB_TRY_ASSIGN(auto r, extremum_dim(ctx, ctx.in(p.input), p.input.dtype, p.axis, max));
   return ctx.out(p.out, r.first);
 }
 
-Status lower_extremum_dim_with_indices(OpContext& ctx, const ir::ReduceDimWithIndicesOpIr& p,
-                                       bool max) {
+Status extremum(OpContext& ctx, const ir::ReduceDimWithIndicesOpIr& p, Extreme e) {
+  const bool max = e == Extreme::kMax;
   TB_TRY_ASSIGN(auto r, extremum_dim(ctx, ctx.in(p.tensor), p.tensor.dtype, p.dim, max));
   TB_TRY(ctx.out(p.out, r.first));
   return ctx.out(p.out_indices, r.second);
 }
 
-Status lower_cum_extremum(OpContext& ctx, const ir::DimOpIr& p, bool max) {
+Status extremum(OpContext& ctx, const ir::DimOpIr& p, Extreme e) {
+  const bool max = e == Extreme::kMax;
   const at::Tensor x = ctx.in(p.input);
   TB_TRY(check_axis(ctx, x, p.axis));
   return ctx.out(p.out, cum_extremum(x, p.input.dtype, static_cast<std::int64_t>(p.axis), max));
 }
-
-}  // namespace
 
 Status lower_Numeric_Sum(OpContext& ctx, const ir::ReduceOpIr& p) {
   const at::Tensor x = ctx.in(p.input);
@@ -251,38 +255,6 @@ Status lower_NumericInt_MeanDim(OpContext& ctx, const ir::ReduceDimOpIr& p) {
   return ctx.out(p.out, int_mean_of_sum(sum, p.input.dtype, x.size(dim)));
 }
 
-Status lower_Numeric_ArgMax(OpContext& ctx, const ir::ReduceDimOpIr& p) {
-  return lower_arg_extremum(ctx, p, true);
-}
-
-Status lower_Numeric_ArgMin(OpContext& ctx, const ir::ReduceDimOpIr& p) {
-  return lower_arg_extremum(ctx, p, false);
-}
-
-Status lower_Numeric_Max(OpContext& ctx, const ir::ReduceOpIr& p) {
-  return lower_extremum(ctx, p, true);
-}
-
-Status lower_Numeric_Min(OpContext& ctx, const ir::ReduceOpIr& p) {
-  return lower_extremum(ctx, p, false);
-}
-
-Status lower_Numeric_MaxDim(OpContext& ctx, const ir::ReduceDimOpIr& p) {
-  return lower_extremum_dim(ctx, p, true);
-}
-
-Status lower_Numeric_MinDim(OpContext& ctx, const ir::ReduceDimOpIr& p) {
-  return lower_extremum_dim(ctx, p, false);
-}
-
-Status lower_Numeric_MaxDimWithIndices(OpContext& ctx, const ir::ReduceDimWithIndicesOpIr& p) {
-  return lower_extremum_dim_with_indices(ctx, p, true);
-}
-
-Status lower_Numeric_MinDimWithIndices(OpContext& ctx, const ir::ReduceDimWithIndicesOpIr& p) {
-  return lower_extremum_dim_with_indices(ctx, p, false);
-}
-
 Status lower_Numeric_MaxAbs(OpContext& ctx, const ir::ReduceOpIr& p) {
   const at::Tensor x = ctx.in(p.input);
   TB_TRY_ASSIGN(auto v, extremum_all(ctx, burn_abs(x, p.input.dtype), p.input.dtype, true));
@@ -305,14 +277,6 @@ Status lower_Numeric_CumProd(OpContext& ctx, const ir::DimOpIr& p) {
   const at::Tensor x = ctx.in(p.input);
   TB_TRY(check_axis(ctx, x, p.axis));
   return ctx.out(p.out, at::cumprod(widen(x), static_cast<std::int64_t>(p.axis)));
-}
-
-Status lower_Numeric_CumMax(OpContext& ctx, const ir::DimOpIr& p) {
-  return lower_cum_extremum(ctx, p, true);
-}
-
-Status lower_Numeric_CumMin(OpContext& ctx, const ir::DimOpIr& p) {
-  return lower_cum_extremum(ctx, p, false);
 }
 
 }  // namespace tb::backend::libtorch

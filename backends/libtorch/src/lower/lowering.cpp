@@ -164,6 +164,13 @@ namespace {
 #define TB_LOWER_ROW_max_pool_backward(Cat, V, P, Fn) \
   TB_LOWER_ROW_FAMILY(Cat, V, P, pool::lower_max_pool_backward(ctx, op))
 
+#define TB_LOWER_ROW_extremum(Cat, V, P, Fn) \
+  TB_LOWER_ROW_FAMILY(Cat, V, P, extremum(ctx, op, Extreme::Fn))
+#define TB_LOWER_ROW_arg_extremum(Cat, V, P, Fn) \
+  TB_LOWER_ROW_FAMILY(Cat, V, P, arg_extremum(ctx, op, Extreme::Fn))
+#define TB_LOWER_ROW_clamp_bound(Cat, V, P, Fn) \
+  TB_LOWER_ROW_FAMILY(Cat, V, P, clamp_bound<TB_LOWER_IS_FLOAT(Cat)>(ctx, op, Bound::Fn))
+
 #define TB_LOWER_ROW_float_test(Cat, V, P, Fn) \
   TB_LOWER_ROW_FAMILY(Cat, V, P, float_test(ctx, op, small_cpu::FloatTest::Fn))
 #define TB_LOWER_ROW_shift(Cat, V, P, Fn) \
