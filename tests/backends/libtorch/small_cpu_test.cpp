@@ -112,5 +112,70 @@ TEST(SmallCpu, ZerosAreAtensZeros) {
   }
 }
 
+// Bit for bit: the sign of a zero and a NaN's payload stay as ATen leaves them.
+bool same_bits(const at::Tensor& a, const at::Tensor& b) {
+  return a.scalar_type() == b.scalar_type() && a.sizes() == b.sizes() &&
+         at::equal(a.contiguous().view(a.element_size() == 4 ? at::kInt : at::kLong),
+                   b.contiguous().view(b.element_size() == 4 ? at::kInt : at::kLong));
+}
+
+// The layouts Burn's decompositions hand these loops: a column of a matrix, a transposed block,
+// a stepped slice, a broadcast, a 0-dim tensor.
+std::vector<std::pair<std::string, at::Tensor>> layouts_of(const at::Tensor& m) {
+  return {{"contiguous", m},
+          {"column", m.slice(1, 2, 3)},
+          {"transposed", m.t()},
+          {"stepped", m.slice(0, 1, 7, 3)},
+          {"expanded", m.select(1, 0).unsqueeze(1).expand({m.size(0), 4})},
+          {"0-dim", m.select(0, 1).select(0, 2)}};
+}
+
+TEST(SmallCpu, AbsIsAtensAbsBitForBit) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const double inf = std::numeric_limits<double>::infinity();
+  for (const auto dtype : {at::kFloat, at::kDouble}) {
+    at::Tensor m = at::randn({8, 5}, dtype);
+    m.view(-1).slice(0, 0, 6).copy_(at::tensor({-0.0, 0.0, -nan, nan, -inf, 1e-40}, dtype));
+    for (const auto& [what, x] : layouts_of(m)) {
+      const auto ours = small_cpu::float_abs(x);
+      ASSERT_TRUE(ours.has_value()) << what;
+      EXPECT_TRUE(ours->is_contiguous()) << what;
+      EXPECT_TRUE(same_bits(*ours, at::abs(x))) << what << " " << dtype;
+    }
+  }
+  EXPECT_FALSE(small_cpu::float_abs(at::ones({4}, at::kHalf)));
+  EXPECT_FALSE(small_cpu::float_abs(at::ones({4}, at::kInt))) << "int abs wraps: ATen's";
+  EXPECT_FALSE(small_cpu::float_abs(at::ones({0, 3})));
+  EXPECT_FALSE(small_cpu::float_abs(at::ones({small_cpu::kMaxElements + 1})));
+}
+
+TEST(SmallCpu, IntRingScalarWrapsAsAtenDoes) {
+  using small_cpu::Ring;
+  for (const auto dtype : {at::kInt, at::kLong}) {
+    const std::int64_t lo = dtype == at::kInt ? std::numeric_limits<std::int32_t>::min()
+                                              : std::numeric_limits<std::int64_t>::min();
+    at::Tensor m = at::randint(-1000, 1000, {8, 5}, at::TensorOptions().dtype(dtype));
+    m.view(-1).slice(0, 0, 4).copy_(at::tensor({lo, lo + 1, -lo - 1, std::int64_t{0}}, dtype));
+    // The scalars as lower_arith_scalar passes them: already wrapped to the tensor's width.
+    for (const std::int64_t v : {std::int64_t{7}, std::int64_t{-1}, lo, -lo - 1}) {
+      for (const auto& [what, x] : layouts_of(m)) {
+        for (const Ring op : {Ring::kAdd, Ring::kSub, Ring::kMul}) {
+          const auto ours = small_cpu::int_ring_scalar(x, op, v);
+          ASSERT_TRUE(ours.has_value()) << what;
+          const at::Tensor aten = op == Ring::kAdd   ? x.add(v)
+                                  : op == Ring::kSub ? x.sub(v)
+                                                     : x.mul(v);
+          EXPECT_TRUE(at::equal(*ours, aten))
+              << what << " " << dtype << " op " << static_cast<int>(op) << " v " << v;
+          EXPECT_EQ(ours->scalar_type(), dtype);
+        }
+      }
+    }
+  }
+  EXPECT_FALSE(small_cpu::int_ring_scalar(at::ones({4}, at::kShort), Ring::kAdd, 1));
+  EXPECT_FALSE(small_cpu::int_ring_scalar(at::ones({4}, at::kFloat), Ring::kAdd, 1));
+  EXPECT_FALSE(small_cpu::int_ring_scalar(at::ones({0}, at::kLong), Ring::kAdd, 1));
+}
+
 }  // namespace
 }  // namespace tb::backend::libtorch

@@ -194,6 +194,10 @@ Status lower_arith_scalar(Arith arith_op, OpContext& ctx, const ir::ScalarOpIr& 
       // without a 0-dim tensor and a cast to the lhs's storage (Burn's LU adds its pivot offset
       // to an I64-held argmax 500 times per matrix).
       TB_TRY_ASSIGN(const std::int64_t v, int_elem(op.rhs, d, conv));
+      const auto ring = arith_op == Arith::kAdd   ? small_cpu::Ring::kAdd
+                        : arith_op == Arith::kSub ? small_cpu::Ring::kSub
+                                                  : small_cpu::Ring::kMul;
+      if (auto r = small_cpu::int_ring_scalar(x, ring, v)) return ctx.out(op.out, *r);
       const at::Scalar sv(v);
       return ctx.out(op.out, arith_op == Arith::kAdd   ? x.add(sv)
                              : arith_op == Arith::kSub ? x.sub(sv)
@@ -242,7 +246,8 @@ template Status lower_compare_elem<false>(Cmp, OpContext&, const ir::ScalarOpIr&
 Status lower_Numeric_Abs(OpContext& ctx, const ir::UnaryOpIr& op) {
   const at::Tensor& x = ctx.in(op.input);
   if (is_unsigned(op.input.dtype)) return ctx.out(op.out, x);  // identity, U64 bits included
-  return ctx.out(op.out, at::abs(x));                          // wrapping for ints (MIN stays)
+  if (auto r = small_cpu::float_abs(x)) return ctx.out(op.out, *r);
+  return ctx.out(op.out, at::abs(x));  // wrapping for ints (MIN stays)
 }
 
 Status lower_NumericFloat_Neg(OpContext& ctx, const ir::UnaryOpIr& op) {

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <type_traits>
 
 #include <c10/util/SmallVector.h>
 #include <c10/util/accumulate.h>
@@ -115,7 +116,62 @@ void test_loop(const at::Tensor& x, FloatTest test, bool* out) {
   }
 }
 
+// out[i] = f(x[i]) over `x` read through its strides, `out` contiguous.
+template <class T, class U, class F>
+void map_loop(const at::Tensor& x, U* out, F f) {
+  Dims sizes, strides;
+  dims_of(x, sizes, strides);
+  const T* p = x.data_ptr<T>();
+  for_each_offset(sizes, strides, [&](std::int64_t offset) { *out++ = f(p[offset]); });
+}
+
+// Whether `x` is a non-empty CPU tensor small enough for a loop.
+bool small(const at::Tensor& x) {
+  return x.device().is_cpu() && x.layout() == at::kStrided && x.numel() > 0 &&
+         x.numel() <= kMaxElements;
+}
+
+template <class T>
+void ring_loop(const at::Tensor& x, Ring op, std::int64_t v, at::Tensor& out) {
+  // Unsigned arithmetic wraps as two's complement does, without signed overflow.
+  using U = std::make_unsigned_t<T>;
+  const U u = static_cast<U>(v);
+  T* o = out.data_ptr<T>();
+  switch (op) {
+    case Ring::kAdd:
+      return map_loop<T>(x, o, [u](T a) { return static_cast<T>(static_cast<U>(a) + u); });
+    case Ring::kSub:
+      return map_loop<T>(x, o, [u](T a) { return static_cast<T>(static_cast<U>(a) - u); });
+    case Ring::kMul:
+      return map_loop<T>(x, o, [u](T a) { return static_cast<T>(static_cast<U>(a) * u); });
+  }
+}
+
 }  // namespace
+
+std::optional<at::Tensor> float_abs(const at::Tensor& x) {
+  const auto type = x.scalar_type();
+  if (!small(x) || (type != at::kFloat && type != at::kDouble)) return std::nullopt;
+  at::Tensor out = at::empty(x.sizes(), at::TensorOptions().dtype(type));
+  if (type == at::kFloat) {
+    map_loop<float>(x, out.data_ptr<float>(), [](float a) { return std::fabs(a); });
+  } else {
+    map_loop<double>(x, out.data_ptr<double>(), [](double a) { return std::fabs(a); });
+  }
+  return out;
+}
+
+std::optional<at::Tensor> int_ring_scalar(const at::Tensor& x, Ring op, std::int64_t v) {
+  const auto type = x.scalar_type();
+  if (!small(x) || (type != at::kLong && type != at::kInt)) return std::nullopt;
+  at::Tensor out = at::empty(x.sizes(), at::TensorOptions().dtype(type));
+  if (type == at::kLong) {
+    ring_loop<std::int64_t>(x, op, v, out);
+  } else {
+    ring_loop<std::int32_t>(x, op, v, out);
+  }
+  return out;
+}
 
 std::optional<at::Tensor> float_test(const at::Tensor& x, FloatTest test) {
   const auto type = x.scalar_type();
