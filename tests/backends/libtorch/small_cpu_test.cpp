@@ -177,5 +177,40 @@ TEST(SmallCpu, IntRingScalarWrapsAsAtenDoes) {
   EXPECT_FALSE(small_cpu::int_ring_scalar(at::ones({0}, at::kLong), Ring::kAdd, 1));
 }
 
+TEST(SmallCpu, GatherIsAtensGather) {
+  at::manual_seed(11);
+  for (const auto dtype : {at::kFloat, at::kDouble, at::kHalf, at::kLong, at::kBool, at::kByte}) {
+    const at::Tensor m = at::randn({6, 5, 4}).mul(3).to(dtype);
+    for (const auto& [what, x] :
+         std::vector<std::pair<std::string, at::Tensor>>{{"contiguous", m},
+                                                         {"transposed", m.transpose(0, 2)},
+                                                         {"sliced", m.slice(1, 1, 5, 2)}}) {
+      for (std::int64_t dim = 0; dim < 3; ++dim) {
+        for (const auto index_type : {at::kLong, at::kInt}) {
+          auto sizes = x.sizes().vec();
+          sizes[0] = std::min<std::int64_t>(sizes[0], 3);  // smaller than x off `dim` too
+          const at::Tensor index =
+              at::randint(0, x.size(dim), sizes, at::TensorOptions().dtype(index_type));
+          // The LU's form: one row index, expanded over the columns.
+          const at::Tensor expanded = index.select(2, 0).unsqueeze(2).expand(sizes);
+          for (const at::Tensor& i : {index, expanded}) {
+            const auto ours = small_cpu::gather(x, dim, i);
+            ASSERT_TRUE(ours.has_value()) << what;
+            EXPECT_TRUE(at::equal(*ours, at::gather(x, dim, i.to(at::kLong))))
+                << what << " dim " << dim << " " << dtype;
+          }
+        }
+      }
+    }
+  }
+  const at::Tensor x = at::ones({3, 4});
+  EXPECT_FALSE(small_cpu::gather(x, 0, at::zeros({2, 5}, at::kLong)))
+      << "an index larger than the input off the dim: ATen's error";
+  EXPECT_TRUE(small_cpu::gather(x, 0, at::zeros({5, 4}, at::kLong))) << "along it, any size";
+  EXPECT_FALSE(small_cpu::gather(x, 0, at::zeros({3}, at::kLong))) << "another rank";
+  EXPECT_FALSE(small_cpu::gather(x, 0, at::zeros({3, 4}, at::kShort)));
+  EXPECT_FALSE(small_cpu::gather(x, 0, at::zeros({0, 4}, at::kLong)));
+}
+
 }  // namespace
 }  // namespace tb::backend::libtorch

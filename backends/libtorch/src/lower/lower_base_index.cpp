@@ -183,6 +183,7 @@ Status lower_Base_Gather(OpContext& ctx, const ir::GatherOpIr& op) {
   const at::Tensor& t = ctx.in(op.tensor);
   const auto dim = static_cast<std::int64_t>(op.dim);
   TB_TRY_ASSIGN(auto idx, checked_index(ctx, ctx.in(op.indices), t.size(dim), op.dim, false));
+  if (auto r = small_cpu::gather(t, dim, idx)) return ctx.out(op.out, *r);
   return ctx.out(op.out, at::gather(t, dim, idx));
 }
 

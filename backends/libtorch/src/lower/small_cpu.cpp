@@ -36,6 +36,28 @@ void for_each_offset(const Dims& sizes, const Dims& strides, F f) {
   }
 }
 
+// for_each_offset over two tensors of the same sizes at once: `f(offset_a, offset_b)`.
+template <class F>
+void for_each_offset_pair(const Dims& sizes, const Dims& a, const Dims& b, F f) {
+  Dims at(sizes.size(), 0);
+  std::int64_t oa = 0, ob = 0;
+  for (;;) {
+    f(oa, ob);
+    auto d = static_cast<std::int64_t>(sizes.size()) - 1;
+    for (; d >= 0; --d) {
+      if (++at[d] < sizes[d]) {
+        oa += a[d];
+        ob += b[d];
+        break;
+      }
+      oa -= (sizes[d] - 1) * a[d];
+      ob -= (sizes[d] - 1) * b[d];
+      at[d] = 0;
+    }
+    if (d < 0) return;
+  }
+}
+
 template <class T>
 std::pair<std::int64_t, std::int64_t> range_of(const at::Tensor& t) {
   Dims sizes, strides;
@@ -147,7 +169,62 @@ void ring_loop(const at::Tensor& x, Ring op, std::int64_t v, at::Tensor& out) {
   }
 }
 
+// Gather moves elements, so it copies them as unsigned words of their size, whatever the dtype.
+template <class E, class I>
+void gather_loop(const at::Tensor& x, std::int64_t dim, const at::Tensor& index, void* out) {
+  Dims sizes, index_strides, x_sizes, x_strides;
+  dims_of(index, sizes, index_strides);
+  dims_of(x, x_sizes, x_strides);
+  const std::int64_t step = x_strides[dim];
+  x_strides[dim] = 0;
+  const auto* xp = static_cast<const E*>(x.data_ptr());
+  const I* ip = index.data_ptr<I>();
+  E* o = static_cast<E*>(out);
+  for_each_offset_pair(sizes, index_strides, x_strides, [&](std::int64_t io, std::int64_t xo) {
+    *o++ = xp[xo + static_cast<std::int64_t>(ip[io]) * step];
+  });
+}
+
+template <class E>
+void gather_by_index(const at::Tensor& x, std::int64_t dim, const at::Tensor& index, void* out) {
+  if (index.scalar_type() == at::kLong) {
+    gather_loop<E, std::int64_t>(x, dim, index, out);
+  } else {
+    gather_loop<E, std::int32_t>(x, dim, index, out);
+  }
+}
+
 }  // namespace
+
+std::optional<at::Tensor> gather(const at::Tensor& x, std::int64_t dim, const at::Tensor& index) {
+  const auto it = index.scalar_type();
+  if (!small(index) || !x.device().is_cpu() || x.layout() != at::kStrided ||
+      (it != at::kLong && it != at::kInt) || x.dim() == 0 || index.dim() != x.dim() || dim < 0 ||
+      dim >= x.dim()) {
+    return std::nullopt;
+  }
+  for (std::int64_t d = 0; d < x.dim(); ++d) {
+    if (d != dim && index.size(d) > x.size(d)) return std::nullopt;
+  }
+  at::Tensor out = at::empty(index.sizes(), x.options());
+  switch (x.element_size()) {
+    case 1:
+      gather_by_index<std::uint8_t>(x, dim, index, out.data_ptr());
+      break;
+    case 2:
+      gather_by_index<std::uint16_t>(x, dim, index, out.data_ptr());
+      break;
+    case 4:
+      gather_by_index<std::uint32_t>(x, dim, index, out.data_ptr());
+      break;
+    case 8:
+      gather_by_index<std::uint64_t>(x, dim, index, out.data_ptr());
+      break;
+    default:
+      return std::nullopt;
+  }
+  return out;
+}
 
 std::optional<at::Tensor> float_abs(const at::Tensor& x) {
   const auto type = x.scalar_type();

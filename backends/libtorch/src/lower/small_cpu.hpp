@@ -41,6 +41,11 @@ std::optional<at::Tensor> float_abs(const at::Tensor& x);
 // where the loop does not apply.
 enum class Ring { kAdd, kSub, kMul };
 std::optional<at::Tensor> int_ring_scalar(const at::Tensor& x, Ring op, std::int64_t v);
+// at::gather(x, dim, index) for a small index of int32 or int64 values already checked against
+// x.size(dim), x on the CPU in any dtype and strides, as one loop into a contiguous result:
+// Burn's LU gathers the pivot row through an expanded index at every step (3.8 us through
+// ATen). Nullopt where the loop does not apply, ATen's shape errors included.
+std::optional<at::Tensor> gather(const at::Tensor& x, std::int64_t dim, const at::Tensor& index);
 // at::zeros, with the memory of a small CPU tensor cleared by memset rather than by a fill
 // kernel: Burn's autodiff makes a zero tensor for every slice it differentiates (CTC's backward
 // makes thousands of [2, 129] ones), and the fill's TensorIterator cost more than the memset.
