@@ -212,5 +212,43 @@ TEST(SmallCpu, GatherIsAtensGather) {
   EXPECT_FALSE(small_cpu::gather(x, 0, at::zeros({0, 4}, at::kLong)));
 }
 
+TEST(SmallCpu, ScatterAddIsAtensBitForBit) {
+  at::manual_seed(13);
+  for (const auto dtype : {at::kFloat, at::kDouble}) {
+    // Values of many magnitudes, so that a different order of the sums would show.
+    const at::Tensor big =
+        at::randn({9, 7, 5}, dtype) * at::pow(10.0, at::randint(-6, 7, {9, 7, 5}));
+    for (std::int64_t dim = 0; dim < 3; ++dim) {
+      for (const auto index_type : {at::kLong, at::kInt}) {
+        const at::Tensor self = big.slice(1, 1, 6);  // a view with strides of the whole
+        auto sizes = self.sizes().vec();
+        sizes[dim] = 12;  // more than self has along dim: duplicates everywhere
+        sizes[(dim + 1) % 3] -= 1;
+        const at::Tensor index =
+            at::randint(0, self.size(dim), sizes, at::TensorOptions().dtype(index_type));
+        const at::Tensor src = at::randn(sizes, dtype).transpose(0, 2).contiguous().transpose(0, 2);
+        for (const at::Tensor& i : {index, index.select(2, 0).unsqueeze(2).expand(sizes)}) {
+          at::Tensor ours = self.transpose(0, 2).contiguous().transpose(0, 2);  // strided
+          at::Tensor aten = ours.clone();
+          ASSERT_TRUE(small_cpu::scatter_add_(ours, dim, i, src)) << dim;
+          aten.scatter_add_(dim, i.to(at::kLong), src);
+          EXPECT_TRUE(at::equal(ours.contiguous().view(dtype == at::kFloat ? at::kInt : at::kLong),
+                                aten.contiguous().view(dtype == at::kFloat ? at::kInt : at::kLong)))
+              << "dim " << dim << " " << dtype;
+        }
+      }
+    }
+  }
+  at::Tensor x = at::zeros({4, 3});
+  const at::Tensor i = at::zeros({2, 3}, at::kLong);
+  at::Tensor expanded = at::zeros({1, 3}).expand({4, 3});
+  EXPECT_FALSE(small_cpu::scatter_add_(expanded, 0, i, at::ones({2, 3})))
+      << "a self whose elements share memory: ATen's error";
+  EXPECT_FALSE(small_cpu::scatter_add_(x, 0, i, x.slice(0, 0, 2))) << "src overlaps self";
+  EXPECT_FALSE(small_cpu::scatter_add_(x, 0, i, at::ones({2, 3}, at::kDouble))) << "dtypes";
+  EXPECT_FALSE(small_cpu::scatter_add_(x, 0, at::zeros({2, 4}, at::kLong), at::ones({2, 4})));
+  EXPECT_TRUE(at::equal(x, at::zeros({4, 3}))) << "a refusal leaves self untouched";
+}
+
 }  // namespace
 }  // namespace tb::backend::libtorch

@@ -90,8 +90,12 @@ at::Tensor scatter_update(const at::Tensor& self, std::int64_t dim, const at::Te
   switch (op) {
     case IndexingUpdateOp::Assign:
       return self.scatter(dim, index, src);
-    case IndexingUpdateOp::Add:
-      return in_place ? self.scatter_add_(dim, index, src) : self.scatter_add(dim, index, src);
+    case IndexingUpdateOp::Add: {
+      if (!in_place) return self.scatter_add(dim, index, src);
+      at::Tensor out = self;
+      if (small_cpu::scatter_add_(out, dim, index, src)) return out;
+      return out.scatter_add_(dim, index, src);
+    }
     case IndexingUpdateOp::Mul:
       return in_place ? self.scatter_reduce_(dim, index, src, "prod", true)
                       : self.scatter_reduce(dim, index, src, "prod", true);

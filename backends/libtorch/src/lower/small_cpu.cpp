@@ -6,6 +6,7 @@
 #include <limits>
 #include <type_traits>
 
+#include <ATen/MemoryOverlap.h>
 #include <c10/util/SmallVector.h>
 #include <c10/util/accumulate.h>
 
@@ -194,7 +195,77 @@ void gather_by_index(const at::Tensor& x, std::int64_t dim, const at::Tensor& in
   }
 }
 
+template <class T, class I>
+void scatter_add_loop(at::Tensor& self, std::int64_t dim, const at::Tensor& index,
+                      const at::Tensor& src) {
+  Dims sizes, index_strides, src_sizes, src_strides, self_sizes, self_strides;
+  dims_of(index, sizes, index_strides);
+  dims_of(src, src_sizes, src_strides);
+  dims_of(self, self_sizes, self_strides);
+  const std::int64_t step = self_strides[dim];
+  self_strides[dim] = 0;
+  T* out = self.data_ptr<T>();
+  const T* sp = src.data_ptr<T>();
+  const I* ip = index.data_ptr<I>();
+  // Index and src share their sizes: walk both, and self off `dim`, through their own strides.
+  Dims at(sizes.size(), 0);
+  std::int64_t io = 0, so = 0, oo = 0;
+  for (;;) {
+    out[oo + static_cast<std::int64_t>(ip[io]) * step] += sp[so];
+    auto d = static_cast<std::int64_t>(sizes.size()) - 1;
+    for (; d >= 0; --d) {
+      if (++at[d] < sizes[d]) {
+        io += index_strides[d], so += src_strides[d], oo += self_strides[d];
+        break;
+      }
+      io -= (sizes[d] - 1) * index_strides[d];
+      so -= (sizes[d] - 1) * src_strides[d];
+      oo -= (sizes[d] - 1) * self_strides[d];
+      at[d] = 0;
+    }
+    if (d < 0) return;
+  }
+}
+
+template <class T>
+void scatter_add_by_index(at::Tensor& self, std::int64_t dim, const at::Tensor& index,
+                          const at::Tensor& src) {
+  if (index.scalar_type() == at::kLong) {
+    scatter_add_loop<T, std::int64_t>(self, dim, index, src);
+  } else {
+    scatter_add_loop<T, std::int32_t>(self, dim, index, src);
+  }
+}
+
 }  // namespace
+
+bool scatter_add_(at::Tensor& self, std::int64_t dim, const at::Tensor& index,
+                  const at::Tensor& src) {
+  const auto type = self.scalar_type();
+  const auto it = index.scalar_type();
+  if (!small(index) || !self.device().is_cpu() || !src.device().is_cpu() ||
+      self.layout() != at::kStrided || src.layout() != at::kStrided ||
+      (type != at::kFloat && type != at::kDouble) || src.scalar_type() != type ||
+      (it != at::kLong && it != at::kInt) || self.dim() == 0 || index.dim() != self.dim() ||
+      src.sizes() != index.sizes() || dim < 0 || dim >= self.dim()) {
+    return false;
+  }
+  for (std::int64_t d = 0; d < self.dim(); ++d) {
+    if (d != dim && index.size(d) > self.size(d)) return false;
+  }
+  // A self whose elements may share memory, or memory that src or index shares with it: ATen
+  // refuses some of these, and decides the others.
+  if (at::has_internal_overlap(self) != at::MemOverlap::No ||
+      self.storage().is_alias_of(src.storage()) || self.storage().is_alias_of(index.storage())) {
+    return false;
+  }
+  if (type == at::kFloat) {
+    scatter_add_by_index<float>(self, dim, index, src);
+  } else {
+    scatter_add_by_index<double>(self, dim, index, src);
+  }
+  return true;
+}
 
 std::optional<at::Tensor> gather(const at::Tensor& x, std::int64_t dim, const at::Tensor& index) {
   const auto it = index.scalar_type();

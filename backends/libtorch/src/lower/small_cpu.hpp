@@ -46,6 +46,13 @@ std::optional<at::Tensor> int_ring_scalar(const at::Tensor& x, Ring op, std::int
 // Burn's LU gathers the pivot row through an expanded index at every step (3.8 us through
 // ATen). Nullopt where the loop does not apply, ATen's shape errors included.
 std::optional<at::Tensor> gather(const at::Tensor& x, std::int64_t dim, const at::Tensor& index);
+// self.scatter_add_(dim, index, src) for a small index, self and src f32 or f64 CPU tensors of
+// one dtype, as one loop: each element of self sums what lands on it in the order ATen's kernel
+// takes (along `dim`, in index order), so the result is ATen's bit for bit. Burn's LU adds the
+// swapped rows back in place at every pivot (4-5 us through ATen). False, with self untouched,
+// where the loop does not apply (ATen's shape and overlap errors included).
+bool scatter_add_(at::Tensor& self, std::int64_t dim, const at::Tensor& index,
+                  const at::Tensor& src);
 // at::zeros, with the memory of a small CPU tensor cleared by memset rather than by a fill
 // kernel: Burn's autodiff makes a zero tensor for every slice it differentiates (CTC's backward
 // makes thousands of [2, 129] ones), and the fill's TensorIterator cost more than the memset.
