@@ -1,6 +1,7 @@
 #include "lower/small_cpu.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -16,47 +17,31 @@ namespace {
 
 using Dims = c10::SmallVector<std::int64_t, 6>;
 
-// Visits the offsets (in elements) of every position of the dims `sizes`/`strides` in row-major
-// order; `f(offset)` returns false to stop.
-template <class F>
-void for_each_offset(const Dims& sizes, const Dims& strides, F f) {
+// Visits every position of the dims `sizes` in row-major order, with its offset (in elements) in
+// each of K tensors of those sizes and their own strides: `f(offsets)`.
+template <std::size_t K, class F>
+void for_each_offsets(const Dims& sizes, const std::array<const Dims*, K>& strides, F f) {
   Dims at(sizes.size(), 0);
-  std::int64_t offset = 0;
+  std::array<std::int64_t, K> offsets{};
   for (;;) {
-    f(offset);
+    f(offsets);
     auto d = static_cast<std::int64_t>(sizes.size()) - 1;
     for (; d >= 0; --d) {
       if (++at[d] < sizes[d]) {
-        offset += strides[d];
+        for (std::size_t k = 0; k < K; ++k) offsets[k] += (*strides[k])[d];
         break;
       }
-      offset -= (sizes[d] - 1) * strides[d];
+      for (std::size_t k = 0; k < K; ++k) offsets[k] -= (sizes[d] - 1) * (*strides[k])[d];
       at[d] = 0;
     }
     if (d < 0) return;
   }
 }
 
-// for_each_offset over two tensors of the same sizes at once: `f(offset_a, offset_b)`.
+// The offsets of one tensor: `f(offset)`.
 template <class F>
-void for_each_offset_pair(const Dims& sizes, const Dims& a, const Dims& b, F f) {
-  Dims at(sizes.size(), 0);
-  std::int64_t oa = 0, ob = 0;
-  for (;;) {
-    f(oa, ob);
-    auto d = static_cast<std::int64_t>(sizes.size()) - 1;
-    for (; d >= 0; --d) {
-      if (++at[d] < sizes[d]) {
-        oa += a[d];
-        ob += b[d];
-        break;
-      }
-      oa -= (sizes[d] - 1) * a[d];
-      ob -= (sizes[d] - 1) * b[d];
-      at[d] = 0;
-    }
-    if (d < 0) return;
-  }
+void for_each_offset(const Dims& sizes, const Dims& strides, F f) {
+  for_each_offsets<1>(sizes, {&strides}, [&](const std::array<std::int64_t, 1>& o) { f(o[0]); });
 }
 
 template <class T>
@@ -181,9 +166,10 @@ void gather_loop(const at::Tensor& x, std::int64_t dim, const at::Tensor& index,
   const auto* xp = static_cast<const E*>(x.data_ptr());
   const I* ip = index.data_ptr<I>();
   E* o = static_cast<E*>(out);
-  for_each_offset_pair(sizes, index_strides, x_strides, [&](std::int64_t io, std::int64_t xo) {
-    *o++ = xp[xo + static_cast<std::int64_t>(ip[io]) * step];
-  });
+  for_each_offsets<2>(sizes, {&index_strides, &x_strides},
+                      [&](const std::array<std::int64_t, 2>& at) {
+                        *o++ = xp[at[1] + static_cast<std::int64_t>(ip[at[0]]) * step];
+                      });
 }
 
 template <class E>
@@ -208,23 +194,10 @@ void scatter_add_loop(at::Tensor& self, std::int64_t dim, const at::Tensor& inde
   const T* sp = src.data_ptr<T>();
   const I* ip = index.data_ptr<I>();
   // Index and src share their sizes: walk both, and self off `dim`, through their own strides.
-  Dims at(sizes.size(), 0);
-  std::int64_t io = 0, so = 0, oo = 0;
-  for (;;) {
-    out[oo + static_cast<std::int64_t>(ip[io]) * step] += sp[so];
-    auto d = static_cast<std::int64_t>(sizes.size()) - 1;
-    for (; d >= 0; --d) {
-      if (++at[d] < sizes[d]) {
-        io += index_strides[d], so += src_strides[d], oo += self_strides[d];
-        break;
-      }
-      io -= (sizes[d] - 1) * index_strides[d];
-      so -= (sizes[d] - 1) * src_strides[d];
-      oo -= (sizes[d] - 1) * self_strides[d];
-      at[d] = 0;
-    }
-    if (d < 0) return;
-  }
+  for_each_offsets<3>(sizes, {&index_strides, &src_strides, &self_strides},
+                      [&](const std::array<std::int64_t, 3>& at) {
+                        out[at[2] + static_cast<std::int64_t>(ip[at[0]]) * step] += sp[at[1]];
+                      });
 }
 
 template <class T>
