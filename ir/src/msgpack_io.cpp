@@ -2,6 +2,7 @@
 // integers, floats, strings and binary. Arrays, maps and skipping are msgpack_containers.cpp's.
 #include "torchbridge/ir/msgpack_io.hpp"
 
+#include <algorithm>
 #include <cstring>
 
 #include <msgpack.hpp>
@@ -39,9 +40,7 @@ std::string_view to_string(MsgKind kind) noexcept {
 }
 
 Reader::Reader(const Bytes& buffer, DecodeLimits limits)
-    : buffer_(buffer), data_(buffer.data()), size_(buffer.size()), limits_(limits) {
-  path_.reserve(16);
-}
+    : buffer_(buffer), data_(buffer.data()), size_(buffer.size()), limits_(limits) {}
 
 bool Reader::fail(std::string message) {
   if (failed_) return false;
@@ -54,7 +53,8 @@ bool Reader::fail(std::string message) {
 
 std::string Reader::path_string() const {
   std::string out;
-  for (const auto& s : path_) {
+  for (std::size_t i = 0; i < std::min(depth_, kPathDepth); ++i) {
+    const Segment& s = path_[i];
     if (s.name) {
       if (!out.empty()) out += " > ";
       out += s.name;
@@ -62,6 +62,7 @@ std::string Reader::path_string() const {
       out += fmt::format("[{}]", s.index);
     }
   }
+  if (depth_ > kPathDepth) out += " > …";
   return out;
 }
 

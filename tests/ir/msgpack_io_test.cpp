@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
@@ -143,6 +144,17 @@ TEST(Reader, BinIsAViewIntoTheFrame) {
   EXPECT_EQ(out.size(), 3u);
   EXPECT_EQ(out.data(), frame.data() + 2);
   EXPECT_EQ(out.owner(), frame.owner());
+}
+
+TEST(Reader, APathDeeperThanItKeepsEndsInAnEllipsis) {
+  Reader r(bytes_of({0xa1, 'x'}));
+  std::vector<std::unique_ptr<PathGuard>> guards;
+  for (int i = 0; i < 40; ++i) guards.push_back(std::make_unique<PathGuard>(r, "Level"));
+  std::uint64_t v = 0;
+  EXPECT_FALSE(r.u64(v));
+  const std::string& context = r.error().context;
+  EXPECT_EQ(context.substr(0, 13), "Level > Level");
+  EXPECT_EQ(context.substr(context.size() - 6), " > \u2026");
 }
 
 TEST(Reader, ErrorsCarryThePath) {

@@ -8,6 +8,7 @@
 // copy). msgpack-cxx stays the oracle for structure in the tests.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -68,9 +69,12 @@ class Reader {
   bool failed() const { return failed_; }
 
   // The decode path shown in errors: "Task > RegisterOperation[1] > NumericFloat[1] > AddScalar".
-  void push(const char* name) { path_.push_back({name, -1}); }
-  void push_index(std::int64_t index) { path_.push_back({nullptr, index}); }
-  void pop() { path_.pop_back(); }
+  // A store into a fixed array: every field of every frame passes here, and a vector's
+  // push_back (out of line) was 2.8% of the host's CPU in Burn's LU. Beyond kPathDepth only the
+  // depth is counted, and the path in an error ends in "…".
+  void push(const char* name) { push_segment({name, -1}); }
+  void push_index(std::int64_t index) { push_segment({nullptr, index}); }
+  void pop() { --depth_; }
 
   bool fail(std::string message);
   template <class... Args>
@@ -98,7 +102,13 @@ class Reader {
   std::size_t size_;
   std::size_t pos_ = 0;
   DecodeLimits limits_;
-  std::vector<Segment> path_;
+  static constexpr std::size_t kPathDepth = 32;
+  void push_segment(Segment s) {
+    if (depth_ < kPathDepth) path_[depth_] = s;
+    ++depth_;
+  }
+  std::array<Segment, kPathDepth> path_{};
+  std::size_t depth_ = 0;
   bool failed_ = false;
   Error error_;
 };
