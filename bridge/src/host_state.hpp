@@ -11,6 +11,7 @@
 
 #include "cluster/collective.hpp"
 #include "cluster/transfers.hpp"
+#include "host_counters.hpp"
 #include "memory.hpp"
 #include "net/tls.hpp"
 #include "session/session_registry.hpp"
@@ -20,14 +21,6 @@
 #include "transport/request_policy.hpp"
 
 namespace tb::bridge {
-
-struct HostCounters {
-  std::atomic<std::uint64_t> sessions_total{0}, sessions_refused{0}, tasks{0}, tasks_inline{0},
-      frames_rejected{0}, bytes_in{0}, bytes_out{0}, connections_refused{0}, sessions_failed{0},
-      tls_handshakes_failed{0}, plain_credentials{0}, requests_refused{0};
-  std::atomic<std::uint32_t> connections_open{0}, data_connections_open{0}, relays_open{0};
-  std::array<std::atomic<std::uint64_t>, ir::kOpKindCount> ops_by_kind{};
-};
 
 struct HostState {
   HostState(HostOptions o, std::vector<std::shared_ptr<backend::Backend>> d)
@@ -111,7 +104,7 @@ struct HostState {
     s.limits = options.limits;
     s.transfer_timeout = options.transfer_timeout;
     s.stopping = &stopping;
-    s.ops_by_kind = counters.ops_by_kind.data();
+    s.counters = &counters;
     s.device_count = device_count();
     s.federation = options.federation.get();
     s.transfer_scope = std::move(scope);

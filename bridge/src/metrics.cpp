@@ -151,24 +151,24 @@ HostMetrics collect_metrics(const HostState& host) {
     m.sessions_by_protocol.emplace_back(ir::describe(ir::kProfiles[i]), totals.by_profile[i]);
   }
   m.held_bytes = host.memory.bytes();
-  m.sessions_total = c.sessions_total;
-  m.sessions_refused = c.sessions_refused;
-  m.sessions_failed = c.sessions_failed;
-  m.connections_open = c.connections_open;
-  m.data_connections_open = c.data_connections_open;
-  m.relays_open = c.relays_open;
-  m.connections_refused = c.connections_refused;
-  m.tls_handshakes_failed = c.tls_handshakes_failed;
-  m.requests_refused = c.requests_refused;
-  m.tasks = c.tasks;
-  m.tasks_inline = c.tasks_inline;
-  m.frames_rejected = c.frames_rejected;
-  m.bytes_in = c.bytes_in;
-  m.bytes_out = c.bytes_out;
+  m.sessions_total = c.value(Count::kSessionsTotal);
+  m.sessions_refused = c.value(Count::kSessionsRefused);
+  m.sessions_failed = c.value(Count::kSessionsFailed);
+  m.connections_open = c.open_now(Gauge::kConnections);
+  m.data_connections_open = c.open_now(Gauge::kDataConnections);
+  m.relays_open = c.open_now(Gauge::kRelays);
+  m.connections_refused = c.value(Count::kConnectionsRefused);
+  m.tls_handshakes_failed = c.value(Count::kTlsHandshakesFailed);
+  m.requests_refused = c.value(Count::kRequestsRefused);
+  m.tasks = c.value(Count::kTasks);
+  m.tasks_inline = c.value(Count::kTasksInline);
+  m.frames_rejected = c.value(Count::kFramesRejected);
+  m.bytes_in = c.value(Count::kBytesIn);
+  m.bytes_out = c.value(Count::kBytesOut);
   std::array<std::uint64_t, kCategories> by_category{};
   for (std::size_t k = 0; k < ir::kOpKindCount; ++k) {
     const auto kind = static_cast<ir::OpKind>(k);
-    const std::uint64_t n = c.ops_by_kind[k].load();
+    const std::uint64_t n = c.ops(kind);
     by_category[static_cast<std::size_t>(ir::op_category(kind))] += n;
     m.ops_by_kind.emplace_back(std::string(ir::op_name(kind)), n);
   }

@@ -15,6 +15,9 @@
 namespace tb::test {
 namespace {
 
+using bridge::Count;
+using bridge::Gauge;
+
 std::uint64_t count_of(const std::vector<std::pair<std::string, std::uint64_t>>& counts,
                        const std::string& name) {
   auto it = std::find_if(counts.begin(), counts.end(),
@@ -189,17 +192,20 @@ TEST(HostMetrics, TheTextIsEveryRowInOrder) {
   bridge::HostState host(options, std::move(backends));
   auto& c = host.counters;
   std::uint64_t n = 100;
-  for (auto* counter :
-       {&c.sessions_total, &c.sessions_refused, &c.tasks, &c.tasks_inline, &c.frames_rejected,
-        &c.bytes_in, &c.bytes_out, &c.connections_refused, &c.sessions_failed,
-        &c.tls_handshakes_failed, &c.plain_credentials, &c.requests_refused}) {
-    *counter = n++;
+  for (const Count counter :
+       {Count::kSessionsTotal, Count::kSessionsRefused, Count::kTasks, Count::kTasksInline,
+        Count::kFramesRejected, Count::kBytesIn, Count::kBytesOut, Count::kConnectionsRefused,
+        Count::kSessionsFailed, Count::kTlsHandshakesFailed, Count::kPlainCredentials,
+        Count::kRequestsRefused}) {
+    c.add(counter, n++);
   }
-  c.connections_open = 7;
-  c.data_connections_open = 8;
-  c.relays_open = 9;
-  c.ops_by_kind[static_cast<std::size_t>(OpKind::NumericFloat_Add)] = 3;
-  c.ops_by_kind[static_cast<std::size_t>(OpKind::Float_Exp)] = 4;
+  std::vector<bridge::GaugeSlot> open;
+  for (const auto& [gauge, places] :
+       {std::pair{Gauge::kConnections, 7}, {Gauge::kDataConnections, 8}, {Gauge::kRelays, 9}}) {
+    for (int i = 0; i < places; ++i) open.push_back(c.open(gauge));
+  }
+  for (int i = 0; i < 3; ++i) c.count_op(OpKind::NumericFloat_Add);
+  for (int i = 0; i < 4; ++i) c.count_op(OpKind::Float_Exp);
   host.memory.add(1234);
   host.device_memory[1]->tensor_bytes = 5678;
   const std::string text = bridge::metrics_text(host);

@@ -63,7 +63,7 @@ bool is_member_host(const Federation& federation, const std::string& peer) {
   return false;
 }
 
-Relay::Relay(HostState& host, Ws&& client, ConnectionSlot slot, std::string peer,
+Relay::Relay(HostState& host, Ws&& client, GaugeSlot slot, std::string peer,
              FederationMember member, ir::Bytes init, std::string scope)
     : host_(host),
       client_(std::move(client)),
@@ -71,13 +71,9 @@ Relay::Relay(HostState& host, Ws&& client, ConnectionSlot slot, std::string peer
       peer_(std::move(peer)),
       member_(std::move(member)),
       init_(std::move(init)),
-      scope_(std::move(scope)) {
+      scope_(std::move(scope)),
+      open_(host.counters.open(Gauge::kRelays)) {
   from_client_.ws = &client_;
-  ++host_.counters.relays_open;
-}
-
-Relay::~Relay() {
-  --host_.counters.relays_open;
 }
 
 void Relay::guard(const std::function<void()>& fn) {
@@ -219,8 +215,8 @@ void Relay::on_read(Side& from, Side& to, beast::error_code ec) {
   if (ended_) return;
   from.held = MemoryCharge(host_.account(), from.buffer.size());
   if (host_.over_memory_limit()) return fail("the host's memory is full");
-  (&from == &from_client_ ? host_.counters.bytes_in : host_.counters.bytes_out) +=
-      from.buffer.size();
+  host_.counters.add(&from == &from_client_ ? Count::kBytesIn : Count::kBytesOut,
+                     from.buffer.size());
   to.ws->binary(from.ws->got_binary());
   to.writing = true;
   to.ws->async_write(from.buffer.data(),

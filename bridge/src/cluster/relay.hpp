@@ -47,9 +47,8 @@ class Relay : public std::enable_shared_from_this<Relay> {
   using Ws = boost::beast::websocket::stream<tb::net::AnyStream>;
 
   // `client` has sent `init` (its first message) and nothing has been answered.
-  Relay(HostState& host, Ws&& client, ConnectionSlot slot, std::string peer,
-        FederationMember member, ir::Bytes init, std::string scope);
-  ~Relay();
+  Relay(HostState& host, Ws&& client, GaugeSlot slot, std::string peer, FederationMember member,
+        ir::Bytes init, std::string scope);
   void run();
 
  private:
@@ -76,11 +75,12 @@ class Relay : public std::enable_shared_from_this<Relay> {
   HostState& host_;
   Ws client_;
   std::unique_ptr<Ws> member_ws_;
-  ConnectionSlot slot_;
+  GaugeSlot slot_;
   std::string peer_;
   FederationMember member_;
   ir::Bytes init_;
   std::string scope_;
+  GaugeSlot open_;  // one of the host's relays_open
   bool secure_ = false;
   std::string host_name_, port_;                         // the owner's, from its address
   std::shared_ptr<boost::asio::ssl::context> tls_keep_;  // the system's roots, when made here

@@ -147,7 +147,7 @@ bool SessionWorker::try_run_inline(std::vector<ir::Task>& tasks) {
       self->cv_.notify_one();
     }
   } release{this};
-  ++host_.counters.tasks_inline;
+  host_.counters.add(Count::kTasksInline);
   run_one(*runner, tasks.front());
   after_task(*runner);
   return true;
@@ -174,7 +174,7 @@ void SessionWorker::loop() {
   guarded([&] { run_tasks(); },
           [&](const std::string& what) {
             // Last resort: this session ends, the host and its other sessions go on.
-            ++host_.counters.sessions_failed;
+            host_.counters.add(Count::kSessionsFailed);
             spdlog::error("session {:016x}: {}; ending the session", identity_.session_id, what);
             if (auto c = connection_.lock()) c->end_with_error(what);
           });

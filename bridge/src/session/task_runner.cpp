@@ -135,10 +135,7 @@ ir::ExecutionError TaskRunner::to_wire(const Error& e) {
 }
 
 void TaskRunner::execute(const ir::OperationIr& op) {
-  if (services_.ops_by_kind) {
-    services_.ops_by_kind[static_cast<std::size_t>(op.kind)].fetch_add(1,
-                                                                       std::memory_order_relaxed);
-  }
+  if (services_.counters) services_.counters->count_op(op.kind);
   if (!ir::op_on_wire(op.kind, services_.protocol)) {
     // Each Burn version has its own leaf set; an op its client could not have sent is refused
     // rather than run on a guess.

@@ -11,6 +11,7 @@
 
 #include "cluster/collective.hpp"
 #include "cluster/transfers.hpp"
+#include "host_counters.hpp"
 #include "memory.hpp"
 #include "session/graph.hpp"
 #include "torchbridge/backend/backend.hpp"
@@ -43,8 +44,8 @@ struct SessionServices {
   std::chrono::milliseconds transfer_timeout{60000};
   // Set when the host stops: blocking waits (downloads) give up.
   const std::atomic<bool>* stopping = nullptr;
-  // Ops executed per leaf (indexed by OpKind), host-wide.
-  std::atomic<std::uint64_t>* ops_by_kind = nullptr;
+  // The host's counters: ops executed per leaf count there.
+  HostCounters* counters = nullptr;
   // The session's wire version (ir/profile.hpp): its ops outside that version's leaf set fail.
   std::uint16_t protocol = ir::kProtocolVersion;
   // The federation this host belongs to, if any: all-reduces over other members' devices reduce

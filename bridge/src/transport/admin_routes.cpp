@@ -28,7 +28,7 @@ void HttpConnection::admin(const Request& req, const Route& route) {
                    "FILE turns them on\n");
   }
   if (!constant_time_equal(req[http::field::authorization], "Bearer " + *options.admin_token)) {
-    ++host_.counters.requests_refused;
+    host_.counters.add(Count::kRequestsRefused);
     return respond(req, http::status::unauthorized, "text/plain",
                    "the admin routes need `Authorization: Bearer TOKEN`, TOKEN the first line of "
                    "the host's --admin-token-file\n");

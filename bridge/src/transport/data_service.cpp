@@ -24,8 +24,8 @@ std::vector<net::const_buffer> buffers_of(const OutFrame& frame) {
 }
 
 // ---- Serving: another host downloads a tensor this host exposed. ------------------------------
-DataConnection::DataConnection(HostState& host, tb::net::AnyStream&& stream, ConnectionSlot slot,
-                               ConnectionSlot data_slot, bool member)
+DataConnection::DataConnection(HostState& host, tb::net::AnyStream&& stream, GaugeSlot slot,
+                               GaugeSlot data_slot, bool member)
     : host_(host),
       ws_(std::move(stream)),
       timer_(ws_.get_executor()),
@@ -128,7 +128,7 @@ void DataConnection::respond(DataStore::Payload payload) {
   frame_ = std::move(payload).value();
   write_buffers_ = buffers_of(*frame_);
   ws_.async_write(write_buffers_, [self = shared_from_this()](beast::error_code, std::size_t n) {
-    self->host_.counters.bytes_out += n;
+    self->host_.counters.add(Count::kBytesOut, n);
     self->frame_.reset();
     self->write_buffers_.clear();
     if (!self->ended_) self->await_request();

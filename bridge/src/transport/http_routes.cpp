@@ -38,7 +38,7 @@ std::optional<std::string> relayed_scope(const HostState& host,
 
 }  // namespace
 
-HttpConnection::HttpConnection(HostState& host, tb::net::AnyStream&& stream, ConnectionSlot slot)
+HttpConnection::HttpConnection(HostState& host, tb::net::AnyStream&& stream, GaugeSlot slot)
     : host_(host), stream_(std::move(stream)), slot_(std::move(slot)) {}
 
 void HttpConnection::run() {
@@ -49,7 +49,7 @@ void HttpConnection::run() {
   stream_.tls().async_handshake(
       boost::asio::ssl::stream_base::server, [self = shared_from_this()](beast::error_code ec) {
         if (ec) {
-          const auto n = ++self->host_.counters.tls_handshakes_failed;
+          const auto n = self->host_.counters.add(Count::kTlsHandshakesFailed);
           if ((n & (n - 1)) == 0) {  // 1, 2, 4, ...: a flood must not flood the log
             spdlog::info("{}: TLS handshake failed: {} ({} so far)",
                          peer_of(self->stream_.socket()), ec.message(), n);
@@ -83,7 +83,7 @@ void HttpConnection::read() {
 void HttpConnection::route() {
   auto req = parser_->release();
   if (auto why = refusal(host_.request_policy, headers_of(req))) {
-    const auto n = ++host_.counters.requests_refused;
+    const auto n = host_.counters.add(Count::kRequestsRefused);
     if ((n & (n - 1)) == 0) {  // 1, 2, 4, ...: a page retrying must not flood the log
       spdlog::warn("{}: {} ({} so far)", peer_of(stream_.socket()), *why, n);
     }
@@ -108,8 +108,10 @@ void HttpConnection::route() {
     }
     // Downloads carry no token (Burn's server sends none), so they get a budget of their own
     // inside the connection limit.
-    if (host_.counters.data_connections_open.load() >= host_.options.limits.max_data_connections) {
-      ++host_.counters.connections_refused;
+    auto data_slot =
+        host_.counters.try_open(Gauge::kDataConnections, host_.options.limits.max_data_connections);
+    if (!data_slot) {
+      host_.counters.add(Count::kConnectionsRefused);
       return respond(req, http::status::service_unavailable, "text/plain",
                      "too many /data connections\n");
     }
@@ -120,7 +122,7 @@ void HttpConnection::route() {
                                                   : is_member_host(*host_.options.federation,
                                                                    address_of(stream_.socket())));
     std::make_shared<DataConnection>(host_, std::move(stream_), std::move(slot_),
-                                     ConnectionSlot(host_.counters.data_connections_open), member)
+                                     std::move(*data_slot), member)
         ->run(std::move(req));
     return;
   }

@@ -87,11 +87,12 @@ void Listener::on_accept(boost::system::error_code ec, tcp::socket socket) {
         boost::system::error_code ignored;
         socket.set_option(tcp::no_delay(true), ignored);
         socket.set_option(net::socket_base::keep_alive(true), ignored);
-        auto& counters = host_.counters;
-        // Only this handler adds connections (one accept at a time), so the check cannot race
-        // another increment.
-        if (counters.connections_open.load() >= host_.options.limits.max_connections) {
-          const auto n = ++counters.connections_refused;
+        // Only this handler adds connections (one accept at a time), yet try_open tests and
+        // takes a place in one step all the same.
+        auto slot =
+            host_.counters.try_open(Gauge::kConnections, host_.options.limits.max_connections);
+        if (!slot) {
+          const auto n = host_.counters.add(Count::kConnectionsRefused);
           // Logged at 1, 2, 4, 8, ...: a flood of refusals must not become a flood of log lines.
           if ((n & (n - 1)) == 0) {
             spdlog::warn(
@@ -104,9 +105,7 @@ void Listener::on_accept(boost::system::error_code ec, tcp::socket socket) {
         beast::tcp_stream tcp(std::move(socket));
         auto stream = host_.tls_server ? tb::net::AnyStream(std::move(tcp), *host_.tls_server)
                                        : tb::net::AnyStream(std::move(tcp));
-        std::make_shared<HttpConnection>(host_, std::move(stream),
-                                         ConnectionSlot(counters.connections_open))
-            ->run();
+        std::make_shared<HttpConnection>(host_, std::move(stream), std::move(*slot))->run();
       },
       [&](const std::string& what) {
         spdlog::error("accept: {}; the connection is dropped", what);

@@ -8,35 +8,12 @@
 
 #include <boost/asio.hpp>
 
+#include "host_counters.hpp"
 #include "torchbridge/result.hpp"
 
 namespace tb::bridge {
 
 struct HostState;
-
-// One accepted connection's place under a limit: moved from the HTTP connection to the websocket
-// connection it becomes, released when its last owner goes.
-class ConnectionSlot {
- public:
-  ConnectionSlot() = default;
-  explicit ConnectionSlot(std::atomic<std::uint32_t>& open) : open_(&open) { ++open; }
-  ConnectionSlot(ConnectionSlot&& other) noexcept : open_(std::exchange(other.open_, nullptr)) {}
-  ConnectionSlot& operator=(ConnectionSlot&& other) noexcept {
-    if (this != &other) {
-      release();
-      open_ = std::exchange(other.open_, nullptr);
-    }
-    return *this;
-  }
-  ~ConnectionSlot() { release(); }
-
- private:
-  void release() {
-    if (open_) --*open_;
-    open_ = nullptr;
-  }
-  std::atomic<std::uint32_t>* open_ = nullptr;
-};
 
 // "address:port" of a connected socket, for log lines.
 std::string peer_of(const boost::asio::ip::tcp::socket& socket);

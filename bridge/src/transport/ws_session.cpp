@@ -18,8 +18,8 @@ namespace http = beast::http;
 namespace websocket = beast::websocket;
 using tcp = net::ip::tcp;
 
-SessionConnection::SessionConnection(HostState& host, tb::net::AnyStream&& stream,
-                                     ConnectionSlot slot, bool header_authorized,
+SessionConnection::SessionConnection(HostState& host, tb::net::AnyStream&& stream, GaugeSlot slot,
+                                     bool header_authorized,
                                      std::optional<std::string> relayed_scope)
     : host_(host),
       ws_(std::move(stream)),
@@ -44,7 +44,7 @@ void SessionConnection::post(Fn fn) {
 
 void SessionConnection::guard(const std::function<void()>& fn) {
   guarded(fn, [&](const std::string& what) {
-    ++host_.counters.sessions_failed;
+    host_.counters.add(Count::kSessionsFailed);
     spdlog::error("session {:016x} ({}): {}; ending the session", session_id_, peer_, what);
     guarded([&] { close_with(websocket::close_code::internal_error, "host error"); },
             [&](const std::string&) { close_now(); });
@@ -69,7 +69,7 @@ void SessionConnection::run(http::request<http::string_body> req) {
   init_timer_.async_wait([self = shared_from_this()](beast::error_code ec) {
     if (ec || self->state_ != State::kHandshake) return;
     self->guard([&] {
-      ++self->host_.counters.sessions_refused;
+      self->host_.counters.add(Count::kSessionsRefused);
       spdlog::warn("{}: no Init within {} ms, closing", self->peer_,
                    self->host_.options.init_timeout.count());
       if (!self->accepted_) return self->close_now();
@@ -179,7 +179,7 @@ void SessionConnection::on_message(beast::error_code ec) {
   if (tagged()) return on_tagged_message();
   const ir::Bytes bytes = message_->release();
   message_.reset();
-  host_.counters.bytes_in += bytes.size();
+  host_.counters.add(Count::kBytesIn, bytes.size());
   if (state_ == State::kHandshake) {
     receiving_ = {};
     handshake(bytes);
@@ -191,7 +191,7 @@ void SessionConnection::on_message(beast::error_code ec) {
 }
 
 void SessionConnection::reject_frame(std::string_view what) {
-  ++host_.counters.frames_rejected;
+  host_.counters.add(Count::kFramesRejected);
   spdlog::warn("session {:016x} ({}): {}, closing the session", session_id_, peer_, what);
   receiving_ = {};
   message_.reset();
@@ -206,7 +206,7 @@ void SessionConnection::on_tagged_message() {
     const ir::Bytes head = message_->release();
     message_.reset();
     receiving_ = {};
-    host_.counters.bytes_in += head.size();
+    host_.counters.add(Count::kBytesIn, head.size());
     const auto step = reassembly_.on_head(head.data(), head.size());
     switch (step.kind) {
       case Head::kReject:
@@ -214,7 +214,7 @@ void SessionConnection::on_tagged_message() {
       case Head::kWhole:
         return dispatch(head.slice(1, head.size() - 1));
       case Head::kTooBig:
-        ++host_.counters.frames_rejected;
+        host_.counters.add(Count::kFramesRejected);
         spdlog::warn("session {:016x} ({}): a message of {} bytes announced, over the limit of {}",
                      session_id_, peer_, step.length, reassembly_.max_message_bytes());
         return close_with(websocket::close_code::too_big, "message over the host's limit");
@@ -226,7 +226,7 @@ void SessionConnection::on_tagged_message() {
     }
   }
   const std::size_t got = message_->size() - reassembly_.received();
-  host_.counters.bytes_in += got;
+  host_.counters.add(Count::kBytesIn, got);
   const auto step = reassembly_.on_segment(got);
   if (step.kind == Segment::kReject) return reject_frame(step.reason);
   if (step.kind == Segment::kMore) return read();
@@ -242,12 +242,12 @@ void SessionConnection::dispatch(const ir::Bytes& bytes) {
   receiving_ = {};
   auto content = read_session_frame(bytes, FrameSession{profile_, session_id_, peer_});
   if (auto* rejected = std::get_if<FrameRejected>(&content)) {
-    ++host_.counters.frames_rejected;
+    host_.counters.add(Count::kFramesRejected);
     spdlog::warn("{}", rejected->log);
     return close_with(websocket::close_code::policy_error, rejected->close_reason);
   }
   auto& [tasks, close_requested] = std::get<FrameTasks>(content);
-  host_.counters.tasks += tasks.size();
+  host_.counters.add(Count::kTasks, tasks.size());
   if (close_requested || !worker_->try_run_inline(tasks)) {
     worker_->push(std::move(tasks), std::move(queued));
   }
@@ -281,7 +281,7 @@ void SessionConnection::write() {
 }
 
 void SessionConnection::on_write(beast::error_code ec, std::size_t n) {
-  host_.counters.bytes_out += n;
+  host_.counters.add(Count::kBytesOut, n);
   switch (writer_.written(static_cast<bool>(ec))) {
     case SessionWriter::After::kWrite:
       return write();

@@ -34,7 +34,7 @@ struct HostState;
 class SessionConnection : public std::enable_shared_from_this<SessionConnection> {
  public:
   // `relayed_scope`: the transfer scope a federation member that relays this session named.
-  SessionConnection(HostState& host, tb::net::AnyStream&& stream, ConnectionSlot slot,
+  SessionConnection(HostState& host, tb::net::AnyStream&& stream, GaugeSlot slot,
                     bool header_authorized, std::optional<std::string> relayed_scope = {});
   ~SessionConnection();
 
@@ -87,7 +87,7 @@ class SessionConnection : public std::enable_shared_from_this<SessionConnection>
   HostState& host_;
   boost::beast::websocket::stream<tb::net::AnyStream> ws_;
   boost::asio::steady_timer init_timer_;
-  ConnectionSlot slot_;
+  GaugeSlot slot_;
   std::string peer_;
   std::string peer_address_;  // without the port: part of the transfer scope
   bool header_authorized_;

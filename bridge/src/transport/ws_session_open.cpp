@@ -16,7 +16,7 @@ namespace tb::bridge {
 namespace websocket = boost::beast::websocket;
 
 void SessionConnection::refuse(ir::SessionRefusal refusal, const std::string& reason) {
-  ++host_.counters.sessions_refused;
+  host_.counters.add(Count::kSessionsRefused);
   spdlog::warn("{}: session refused ({}): {}", peer_, ir::to_string(refusal), reason);
   queue_write(
       OutFrame::of_bytes(ir::encode(ir::TaskResponse{ir::InitRefusedResponse{refusal}, 0})));
@@ -34,7 +34,7 @@ void SessionConnection::handshake(const ir::Bytes& bytes) {
   auto& accepted = std::get<HandshakeAccepted>(decision);
   if (host_.options.auth_token && !ws_.next_layer().is_tls() &&
       !tb::net::is_loopback(peer_address_)) {
-    const auto n = ++host_.counters.plain_credentials;
+    const auto n = host_.counters.add(Count::kPlainCredentials);
     if ((n & (n - 1)) == 0) {  // 1, 2, 4, ...
       spdlog::warn(
           "{}: a credential arrived over plain ws:// from another machine ({} so far): serve "
@@ -67,13 +67,13 @@ bool SessionConnection::admit(const SessionWorker::Identity& identity,
       close_with(websocket::close_code::going_away, "host stopping");
       return false;
     case SessionRegistry::Admission::kFull:
-      ++host_.counters.sessions_refused;
+      host_.counters.add(Count::kSessionsRefused);
       spdlog::warn("{}: session refused: {} sessions open, the limit", peer_,
                    host_.options.limits.max_sessions);
       close_with(websocket::close_code::try_again_later, "too many sessions");
       return false;
     case SessionRegistry::Admission::kIdInUse:
-      ++host_.counters.sessions_refused;
+      host_.counters.add(Count::kSessionsRefused);
       spdlog::warn("{}: session {:016x} is already bound to another connection", peer_,
                    identity.session_id);
       close_with(websocket::close_code::policy_error, "session id in use");
@@ -90,13 +90,13 @@ void SessionConnection::open_session(const SessionWorker::Identity& identity) {
   session_id_ = identity.session_id;
   if (auto started = worker->start(); !started) {
     host_.sessions.withdraw(session_id_);
-    ++host_.counters.sessions_refused;
+    host_.counters.add(Count::kSessionsRefused);
     spdlog::error("{}: session {:016x} refused: {}", peer_, session_id_, started.error().what());
     session_id_ = 0;
     return close_with(websocket::close_code::try_again_later, "host out of resources");
   }
   worker_ = std::move(worker);
-  ++host_.counters.sessions_total;
+  host_.counters.add(Count::kSessionsTotal);
   init_timer_.cancel();
   ws_.read_message_max(host_.options.limits.max_message_bytes);
   backend::Backend* device = host_.local_device(identity.device_index);
