@@ -263,9 +263,9 @@ void SessionConnection::relay(std::uint32_t device, const ir::Bytes& init, std::
   init_timer_.cancel();
   state_ = State::kRelayed;
   const FederationMember& owner = host_.options.federation->owner_of(device);
-  spdlog::info("{}: device {} is member {}'s ({}): relaying the session", peer_, device, owner.rank,
-               owner.address);
-  std::make_shared<Relay>(host_, std::move(ws_), std::move(slot_), peer_, owner, init,
+  spdlog::info("{}: device {} is member {}'s ({}): relaying the session", origin_.peer, device,
+               owner.rank, owner.address);
+  std::make_shared<Relay>(host_, std::move(ws_), std::move(slot_), origin_.peer, owner, init,
                           std::move(scope))
       ->run();
 }

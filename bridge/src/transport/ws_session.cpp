@@ -25,11 +25,10 @@ SessionConnection::SessionConnection(HostState& host, tb::net::AnyStream&& strea
       ws_(std::move(stream)),
       init_timer_(ws_.get_executor()),
       slot_(std::move(slot)),
-      peer_(peer_of(beast::get_lowest_layer(ws_).socket())),
-      peer_address_(address_of(beast::get_lowest_layer(ws_).socket())),
-      header_authorized_(header_authorized),
-      relayed_scope_(std::move(relayed_scope)),
-      reassembly_(host.options.limits.max_message_bytes) {}
+      origin_{peer_of(beast::get_lowest_layer(ws_).socket()),
+              address_of(beast::get_lowest_layer(ws_).socket()), header_authorized,
+              std::move(relayed_scope)},
+      inbound_(host.options.limits.max_message_bytes, host.message_blocks) {}
 
 SessionConnection::~SessionConnection() {
   guarded([&] { teardown(); }, [](const std::string&) {});
@@ -45,7 +44,7 @@ void SessionConnection::post(Fn fn) {
 void SessionConnection::guard(const std::function<void()>& fn) {
   guarded(fn, [&](const std::string& what) {
     host_.counters.add(Count::kSessionsFailed);
-    spdlog::error("session {:016x} ({}): {}; ending the session", session_id_, peer_, what);
+    spdlog::error("session {:016x} ({}): {}; ending the session", session_.id, origin_.peer, what);
     guarded([&] { close_with(websocket::close_code::internal_error, "host error"); },
             [&](const std::string&) { close_now(); });
   });
@@ -67,12 +66,12 @@ void SessionConnection::run(http::request<http::string_body> req) {
   });
   init_timer_.expires_after(host_.options.init_timeout);
   init_timer_.async_wait([self = shared_from_this()](beast::error_code ec) {
-    if (ec || self->state_ != State::kHandshake) return;
+    if (ec || (self->state_ != State::kAccepting && self->state_ != State::kHandshake)) return;
     self->guard([&] {
       self->host_.counters.add(Count::kSessionsRefused);
-      spdlog::warn("{}: no Init within {} ms, closing", self->peer_,
+      spdlog::warn("{}: no Init within {} ms, closing", self->origin_.peer,
                    self->host_.options.init_timeout.count());
-      if (!self->accepted_) return self->close_now();
+      if (self->state_ == State::kAccepting) return self->close_now();
       self->close_with(websocket::close_code::policy_error, "no Init in time");
     });
   });
@@ -119,37 +118,28 @@ void SessionConnection::shutdown(std::function<void()> done) {
 
 void SessionConnection::on_accept(beast::error_code ec) {
   if (ec) {
-    spdlog::debug("{}: websocket accept failed: {}", peer_, ec.message());
+    spdlog::debug("{}: websocket accept failed: {}", origin_.peer, ec.message());
     init_timer_.cancel();
     return;
   }
-  accepted_ = true;
+  if (state_ == State::kAccepting) state_ = State::kHandshake;
   read();
 }
 
 bool SessionConnection::tagged() const {
-  return state_ == State::kRunning && profile_ && profile_->framing == ir::Framing::kTagged;
+  return state_ == State::kRunning && session_.profile &&
+         session_.profile->framing == ir::Framing::kTagged;
 }
 
 void SessionConnection::read() {
-  if (!tagged()) {
-    message_ =
-        std::make_unique<tb::net::MessageBuffer>(ws_.read_message_max(), host_.message_blocks);
-  } else {
-    // A head, or the next segment into the same buffer (framing::Reassembly::read_limit).
-    ws_.read_message_max(reassembly_.read_limit());
-    if (!reassembly_.in_message()) {
-      message_ =
-          std::make_unique<tb::net::MessageBuffer>(reassembly_.read_limit(), host_.message_blocks);
-    }
-  }
+  ws_.read_message_max(inbound_.prepare(tagged(), ws_.read_message_max()));
   auto self = shared_from_this();
   tb::net::async_read_chunked(
-      ws_, *message_,
+      ws_, inbound_.buffer(),
       [this, self]() -> beast::error_code {
         // Charged as it arrives; a message that would take the host over its memory limit ends
         // this session (the sender can retry once the host has room).
-        receiving_ = MemoryCharge(host_.account(), message_->size());
+        inbound_.charge(host_.account());
         if (host_.over_memory_limit()) {
           return make_error_code(boost::system::errc::not_enough_memory);
         }
@@ -160,87 +150,61 @@ void SessionConnection::read() {
 
 void SessionConnection::on_message(beast::error_code ec) {
   if (ec == boost::system::errc::not_enough_memory) {
-    receiving_ = {};
-    message_.reset();
+    inbound_.drop();
     spdlog::warn("session {:016x} ({}): no memory for the message being received, closing",
-                 session_id_, peer_);
+                 session_.id, origin_.peer);
     return close_with(websocket::close_code::try_again_later, "host memory full");
   }
   if (ec) {
     if (ec != websocket::error::closed && ec != net::error::operation_aborted &&
         ec != net::error::eof) {
-      spdlog::info("session {:016x} ({}): connection ended: {}", session_id_, peer_, ec.message());
+      spdlog::info("session {:016x} ({}): connection ended: {}", session_.id, origin_.peer,
+                   ec.message());
     }
-    receiving_ = {};
-    message_.reset();
+    inbound_.drop();
     teardown();
     return;
   }
-  if (tagged()) return on_tagged_message();
-  const ir::Bytes bytes = message_->release();
-  message_.reset();
-  host_.counters.add(Count::kBytesIn, bytes.size());
+  using Step = Inbound::Step::Kind;
+  auto step = inbound_.on_read(tagged());
+  host_.counters.add(Count::kBytesIn, step.arrived);
+  switch (step.kind) {
+    case Step::kMore:
+      return read();
+    case Step::kReject:
+      return reject_frame(step.reason);
+    case Step::kTooBig:
+      host_.counters.add(Count::kFramesRejected);
+      spdlog::warn("session {:016x} ({}): a message of {} bytes announced, over the limit of {}",
+                   session_.id, origin_.peer, step.length, inbound_.max_message_bytes());
+      return close_with(websocket::close_code::too_big, "message over the host's limit");
+    case Step::kMessage:
+      break;
+  }
   if (state_ == State::kHandshake) {
-    receiving_ = {};
-    handshake(bytes);
+    inbound_.release_charge();
+    handshake(step.message);
   } else if (state_ == State::kRunning) {
-    dispatch(bytes);
+    dispatch(step.message);
   } else {
-    receiving_ = {};
+    inbound_.release_charge();
   }
 }
 
 void SessionConnection::reject_frame(std::string_view what) {
   host_.counters.add(Count::kFramesRejected);
-  spdlog::warn("session {:016x} ({}): {}, closing the session", session_id_, peer_, what);
-  receiving_ = {};
-  message_.reset();
-  reassembly_.reset();
+  spdlog::warn("session {:016x} ({}): {}, closing the session", session_.id, origin_.peer, what);
+  inbound_.drop();
   close_with(websocket::close_code::policy_error, "bad message framing");
-}
-
-void SessionConnection::on_tagged_message() {
-  using Head = framing::Reassembly::HeadStep::Kind;
-  using Segment = framing::Reassembly::SegmentStep::Kind;
-  if (!reassembly_.in_message()) {
-    const ir::Bytes head = message_->release();
-    message_.reset();
-    receiving_ = {};
-    host_.counters.add(Count::kBytesIn, head.size());
-    const auto step = reassembly_.on_head(head.data(), head.size());
-    switch (step.kind) {
-      case Head::kReject:
-        return reject_frame(step.reason);
-      case Head::kWhole:
-        return dispatch(head.slice(1, head.size() - 1));
-      case Head::kTooBig:
-        host_.counters.add(Count::kFramesRejected);
-        spdlog::warn("session {:016x} ({}): a message of {} bytes announced, over the limit of {}",
-                     session_id_, peer_, step.length, reassembly_.max_message_bytes());
-        return close_with(websocket::close_code::too_big, "message over the host's limit");
-      case Head::kSegmented:
-        // The buffer grows only as segments arrive.
-        message_ = std::make_unique<tb::net::MessageBuffer>(static_cast<std::size_t>(step.length),
-                                                            host_.message_blocks);
-        return read();
-    }
-  }
-  const std::size_t got = message_->size() - reassembly_.received();
-  host_.counters.add(Count::kBytesIn, got);
-  const auto step = reassembly_.on_segment(got);
-  if (step.kind == Segment::kReject) return reject_frame(step.reason);
-  if (step.kind == Segment::kMore) return read();
-  const ir::Bytes bytes = message_->release();
-  message_.reset();
-  dispatch(bytes);
 }
 
 void SessionConnection::dispatch(const ir::Bytes& bytes) {
   // The received bytes count against the host until the worker has taken their tasks (a session
   // is bounded by max_queued_bytes; its own limit counts what its tasks make of them).
   MemoryCharge queued(host_.account(), bytes.size());
-  receiving_ = {};
-  auto content = read_session_frame(bytes, FrameSession{profile_, session_id_, peer_});
+  inbound_.release_charge();
+  auto content =
+      read_session_frame(bytes, FrameSession{session_.profile, session_.id, origin_.peer});
   if (auto* rejected = std::get_if<FrameRejected>(&content)) {
     host_.counters.add(Count::kFramesRejected);
     spdlog::warn("{}", rejected->log);
@@ -248,15 +212,15 @@ void SessionConnection::dispatch(const ir::Bytes& bytes) {
   }
   auto& [tasks, close_requested] = std::get<FrameTasks>(content);
   host_.counters.add(Count::kTasks, tasks.size());
-  if (close_requested || !worker_->try_run_inline(tasks)) {
-    worker_->push(std::move(tasks), std::move(queued));
+  if (close_requested || !session_.worker->try_run_inline(tasks)) {
+    session_.worker->push(std::move(tasks), std::move(queued));
   }
   if (close_requested) {
     state_ = State::kClosing;
-    worker_->close();
+    session_.worker->close();
     return;
   }
-  if (worker_->pause_if_full()) {
+  if (session_.worker->pause_if_full()) {
     paused_ = shared_from_this();
     return;  // resume() reads again
   }
@@ -299,7 +263,7 @@ void SessionConnection::maybe_close() {
 
 void SessionConnection::close_with(websocket::close_code code, std::string_view reason) {
   if (state_ == State::kClosed || state_ == State::kRelayed) return;
-  if (worker_) worker_->close();
+  if (session_.worker) session_.worker->close();
   state_ = State::kClosed;
   ws_.async_close(websocket::close_reason(code, reason),
                   [self = shared_from_this()](beast::error_code) { self->teardown(); });
@@ -318,14 +282,14 @@ void SessionConnection::teardown() {
   torn_down_ = true;
   init_timer_.cancel();
   paused_.reset();
-  if (worker_) worker_->close();
+  if (session_.worker) session_.worker->close();
   state_ = State::kClosed;
   // Unsent answers give their places and bytes back now (a worker may be waiting on them).
   writer_.drop_unsent();
-  if (session_id_) {
-    host_.sessions.remove_connection(session_id_, this);
+  if (session_.id) {
+    host_.sessions.remove_connection(session_.id, this);
     // Collectives waiting on this session fail now rather than at their timeout.
-    host_.collectives.session_ended(session_id_);
+    host_.collectives.session_ended(session_.id);
   }
 }
 

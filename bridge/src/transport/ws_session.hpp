@@ -19,12 +19,11 @@
 
 #include "memory.hpp"
 #include "net/any_stream.hpp"
-#include "net/message_buffer.hpp"
 #include "session/session_worker.hpp"
 #include "torchbridge/ir/profile.hpp"
 #include "torchbridge/ir/protocol.hpp"
-#include "transport/framing.hpp"
 #include "transport/listener.hpp"
+#include "transport/session_inbound.hpp"
 #include "transport/session_writer.hpp"
 
 namespace tb::bridge {
@@ -52,8 +51,22 @@ class SessionConnection : public std::enable_shared_from_this<SessionConnection>
   void shutdown(std::function<void()> done = {});
 
  private:
-  // kRelayed: the websocket was handed to a Relay (another member owns the device).
-  enum class State { kHandshake, kRunning, kClosing, kClosed, kRelayed };
+  // kAccepting: the websocket handshake is under way. kHandshake: waiting for Init. kRelayed: the
+  // websocket was handed to a Relay (another member owns the device).
+  enum class State { kAccepting, kHandshake, kRunning, kClosing, kClosed, kRelayed };
+  // Who opened the connection: what the handshake decides from, besides the Init.
+  struct Origin {
+    std::string peer;     // "address:port", for log lines
+    std::string address;  // without the port: part of the transfer scope
+    bool header_authorized = false;
+    std::optional<std::string> relayed_scope;
+  };
+  // The session this connection carries, once the handshake opened it.
+  struct Opened {
+    std::uint64_t id = 0;
+    std::shared_ptr<SessionWorker> worker;
+    const ir::ProtocolProfile* profile = nullptr;
+  };
 
   // Runs `fn` on the strand under the guard.
   template <class Fn>
@@ -63,8 +76,6 @@ class SessionConnection : public std::enable_shared_from_this<SessionConnection>
   void on_accept(boost::beast::error_code ec);
   void read();
   void on_message(boost::beast::error_code ec);
-  // A websocket message of a tagged session (framing.hpp): a head, or a segment of a message.
-  void on_tagged_message();
   bool tagged() const;
   void reject_frame(std::string_view what);
   void refuse(ir::SessionRefusal refusal, const std::string& reason);
@@ -88,26 +99,16 @@ class SessionConnection : public std::enable_shared_from_this<SessionConnection>
   boost::beast::websocket::stream<tb::net::AnyStream> ws_;
   boost::asio::steady_timer init_timer_;
   GaugeSlot slot_;
-  std::string peer_;
-  std::string peer_address_;  // without the port: part of the transfer scope
-  bool header_authorized_;
-  std::optional<std::string> relayed_scope_;
-  bool accepted_ = false;
-  std::unique_ptr<tb::net::MessageBuffer> message_;
-  MemoryCharge receiving_;  // the message being received, charged to the host as it arrives
+  const Origin origin_;
+  Inbound inbound_;
   SessionWriter writer_;
-  // The session's profile (from the handshake on), and in tagged framing the segmented message
-  // being received.
-  const ir::ProtocolProfile* profile_ = nullptr;
-  framing::Reassembly reassembly_;
+  Opened session_;
   // Set while reading is paused for back-pressure: with no read, write or timer pending, nothing
   // else holds the connection (the registry's pointer is weak), and it would close itself.
   std::shared_ptr<SessionConnection> paused_;
+  State state_ = State::kAccepting;
   bool worker_finished_ = false;
   bool torn_down_ = false;
-  State state_ = State::kHandshake;
-  std::uint64_t session_id_ = 0;
-  std::shared_ptr<SessionWorker> worker_;
 };
 
 }  // namespace tb::bridge

@@ -17,7 +17,7 @@ namespace websocket = boost::beast::websocket;
 
 void SessionConnection::refuse(ir::SessionRefusal refusal, const std::string& reason) {
   host_.counters.add(Count::kSessionsRefused);
-  spdlog::warn("{}: session refused ({}): {}", peer_, ir::to_string(refusal), reason);
+  spdlog::warn("{}: session refused ({}): {}", origin_.peer, ir::to_string(refusal), reason);
   queue_write(
       OutFrame::of_bytes(ir::encode(ir::TaskResponse{ir::InitRefusedResponse{refusal}, 0})));
   state_ = State::kClosing;
@@ -27,25 +27,27 @@ void SessionConnection::refuse(ir::SessionRefusal refusal, const std::string& re
 
 void SessionConnection::handshake(const ir::Bytes& bytes) {
   auto decision = decide_handshake(
-      bytes, HandshakeFacts{&host_.options.auth_token, header_authorized_, host_.device_count()});
+      bytes,
+      HandshakeFacts{&host_.options.auth_token, origin_.header_authorized, host_.device_count()});
   if (auto* refused = std::get_if<HandshakeRefused>(&decision)) {
     return refuse(refused->refusal, refused->reason);
   }
   auto& accepted = std::get<HandshakeAccepted>(decision);
   if (host_.options.auth_token && !ws_.next_layer().is_tls() &&
-      !tb::net::is_loopback(peer_address_)) {
+      !tb::net::is_loopback(origin_.address)) {
     const auto n = host_.counters.add(Count::kPlainCredentials);
     if ((n & (n - 1)) == 0) {  // 1, 2, 4, ...
       spdlog::warn(
           "{}: a credential arrived over plain ws:// from another machine ({} so far): serve "
           "with --tls-cert/--tls-key so that tokens and tensors are not sent in the clear",
-          peer_, n);
+          origin_.peer, n);
     }
   }
   // In a federation, the member a client reached first names the scope for every member.
-  std::string scope =
-      transfer_scope(peer_address_, header_authorized_, accepted.init.authorization.view());
-  if (host_.options.federation) scope = relayed_scope_ ? *relayed_scope_ : federation_scope(scope);
+  std::string scope = transfer_scope(origin_.address, origin_.header_authorized,
+                                     accepted.init.authorization.view());
+  if (host_.options.federation)
+    scope = origin_.relayed_scope ? *origin_.relayed_scope : federation_scope(scope);
   if (!host_.local_device(accepted.init.device_index)) {
     return relay(accepted.init.device_index, bytes, std::move(scope));
   }
@@ -68,13 +70,13 @@ bool SessionConnection::admit(const SessionWorker::Identity& identity,
       return false;
     case SessionRegistry::Admission::kFull:
       host_.counters.add(Count::kSessionsRefused);
-      spdlog::warn("{}: session refused: {} sessions open, the limit", peer_,
+      spdlog::warn("{}: session refused: {} sessions open, the limit", origin_.peer,
                    host_.options.limits.max_sessions);
       close_with(websocket::close_code::try_again_later, "too many sessions");
       return false;
     case SessionRegistry::Admission::kIdInUse:
       host_.counters.add(Count::kSessionsRefused);
-      spdlog::warn("{}: session {:016x} is already bound to another connection", peer_,
+      spdlog::warn("{}: session {:016x} is already bound to another connection", origin_.peer,
                    identity.session_id);
       close_with(websocket::close_code::policy_error, "session id in use");
       return false;
@@ -87,15 +89,16 @@ bool SessionConnection::admit(const SessionWorker::Identity& identity,
 void SessionConnection::open_session(const SessionWorker::Identity& identity) {
   auto worker = std::make_shared<SessionWorker>(host_, identity, weak_from_this());
   if (!admit(identity, worker)) return;
-  session_id_ = identity.session_id;
+  session_.id = identity.session_id;
   if (auto started = worker->start(); !started) {
-    host_.sessions.withdraw(session_id_);
+    host_.sessions.withdraw(session_.id);
     host_.counters.add(Count::kSessionsRefused);
-    spdlog::error("{}: session {:016x} refused: {}", peer_, session_id_, started.error().what());
-    session_id_ = 0;
+    spdlog::error("{}: session {:016x} refused: {}", origin_.peer, session_.id,
+                  started.error().what());
+    session_.id = 0;
     return close_with(websocket::close_code::try_again_later, "host out of resources");
   }
-  worker_ = std::move(worker);
+  session_.worker = std::move(worker);
   host_.counters.add(Count::kSessionsTotal);
   init_timer_.cancel();
   ws_.read_message_max(host_.options.limits.max_message_bytes);
@@ -105,11 +108,11 @@ void SessionConnection::open_session(const SessionWorker::Identity& identity) {
   // The answer to Init is bare in every version (a client on another version reads its refusal
   // the same way); the writes queue is empty here, so it is written bare at once and the session's
   // framing applies from the next answer on.
-  profile_ = profile;
+  session_.profile = profile;
   queue_write(OutFrame::of_bytes(ir::encode(ir::TaskResponse{ir::InitResponse{info}, 0})));
   writer_.set_tagged(profile->framing == ir::Framing::kTagged);
   state_ = State::kRunning;
-  spdlog::info("session {:016x} opened from {} on device {} ({}), {}", session_id_, peer_,
+  spdlog::info("session {:016x} opened from {} on device {} ({}), {}", session_.id, origin_.peer,
                identity.device_index, device->device_name(), ir::describe(*profile));
   read();
 }
