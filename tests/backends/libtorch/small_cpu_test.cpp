@@ -250,5 +250,52 @@ TEST(SmallCpu, ScatterAddIsAtensBitForBit) {
   EXPECT_TRUE(at::equal(x, at::zeros({4, 3}))) << "a refusal leaves self untouched";
 }
 
+TEST(SmallCpu, CopyIntoIsAViewsCopy) {
+  at::manual_seed(17);
+  struct Region {
+    std::string what;
+    std::vector<std::int64_t> sizes, strides;
+    std::int64_t at;  // from the tensor's first element
+  };
+  const std::vector<Region> regions{{"a row", {1, 6, 5}, {30, 5, 1}, 60},
+                                    {"a column", {6, 1, 5}, {30, 5, 1}, 10},
+                                    {"every other", {3, 3, 5}, {60, 10, 1}, 0},
+                                    {"one element", {}, {}, 7}};
+  for (const auto dtype : {at::kFloat, at::kDouble, at::kHalf, at::kInt, at::kBool, at::kByte}) {
+    const at::Tensor base = at::randn({6, 6, 5}).mul(4).to(dtype);
+    for (const auto& r : regions) {
+      const at::Tensor value = at::randn(r.sizes).mul(4).to(dtype);
+      const at::Tensor transposed =
+          r.sizes.size() == 3 ? value.transpose(0, 2).contiguous().transpose(0, 2) : value;
+      // A value read through a stride of 0 (Burn's expanded tensors).
+      const at::Tensor expanded =
+          r.sizes.size() == 3 ? value.slice(2, 0, 1).expand(r.sizes) : value;
+      for (const at::Tensor& v : {value, transposed, expanded}) {
+        // A storage offset of its own, as a tensor cut from a larger one has.
+        at::Tensor ours = at::empty({40, 6, 5}, base.options()).slice(0, 3, 9);
+        ours.copy_(base);
+        at::Tensor aten = base.clone();
+        ASSERT_TRUE(small_cpu::copy_into(ours, r.sizes, r.strides, ours.storage_offset() + r.at, v))
+            << r.what;
+        aten.as_strided(r.sizes, r.strides, r.at).copy_(v);
+        EXPECT_TRUE(at::equal(ours, aten)) << r.what << " " << dtype;
+      }
+    }
+  }
+  at::Tensor x = at::zeros({4, 3});
+  const std::vector<std::int64_t> row{1, 3}, strides{3, 1};
+  EXPECT_FALSE(small_cpu::copy_into(x, row, strides, 3, x.slice(0, 0, 1)))
+      << "a value sharing dst's memory: ATen decides";
+  EXPECT_FALSE(small_cpu::copy_into(x, row, strides, 3, at::ones({1, 3}, at::kDouble)))
+      << "another dtype: ATen converts";
+  EXPECT_FALSE(small_cpu::copy_into(x, row, strides, 3, at::ones({3})))
+      << "other sizes: ATen broadcasts";
+  at::Tensor transposed = at::zeros({3, 4}).t();
+  EXPECT_FALSE(small_cpu::copy_into(transposed, row, strides, 3, at::ones({1, 3})))
+      << "a dst that is not contiguous";
+  EXPECT_FALSE(small_cpu::copy_into(x, {1, 0}, strides, 3, at::ones({1, 0}))) << "empty";
+  EXPECT_TRUE(at::equal(x, at::zeros({4, 3}))) << "a refusal leaves dst untouched";
+}
+
 }  // namespace
 }  // namespace tb::backend::libtorch

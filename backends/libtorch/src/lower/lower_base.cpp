@@ -58,26 +58,25 @@ at::Tensor scalar_as(const ir::ScalarIr& s, const DType& dtype, const at::Device
 
 // ---- Slicing -----------------------------------------------------------------------------------
 
-struct SliceView {
-  at::Tensor view;                  // ascending-order view of the selected region
-  std::vector<std::int64_t> flips;  // dims whose traversal is reversed (negative step)
+// The region selected by Burn's `ranges`, ascending: sizes, strides and storage offset in `t`'s
+// storage, and the dims whose traversal is reversed (negative step).
+struct SliceRegion {
+  std::vector<std::int64_t> sizes, strides;
+  std::int64_t offset = 0;
+  std::vector<std::int64_t> flips;
 };
 
-// The region selected by Burn's `ranges` as an ascending strided view of `t`.
-Result<SliceView> slice_view(OpContext& ctx, const at::Tensor& t,
-                             const std::vector<ir::Slice>& ranges) {
+Result<SliceRegion> slice_region(OpContext& ctx, const at::Tensor& t,
+                                 const std::vector<ir::Slice>& ranges) {
   if (ranges.size() > static_cast<std::size_t>(t.dim())) {
     return ctx.invalid("{} slice ranges for a tensor of rank {}", ranges.size(), t.dim());
   }
   // One strided view for all dims (an at::slice per dim cost a dispatch each).
-  std::vector<std::int64_t> sizes = t.sizes().vec();
-  std::vector<std::int64_t> strides = t.strides().vec();
-  std::int64_t offset = t.storage_offset();
-  SliceView r;
+  SliceRegion r{t.sizes().vec(), t.strides().vec(), t.storage_offset(), {}};
   for (std::size_t d = 0; d < ranges.size(); ++d) {
     const auto& s = ranges[d];
     if (s.step == 0) return ctx.invalid("slice step of dim {} is 0", d);
-    const std::int64_t n = sizes[d];
+    const std::int64_t n = r.sizes[d];
     auto norm = [n](std::int64_t i) {
       return i < 0 ? std::max<std::int64_t>(0, n + i) : std::min(i, n);
     };
@@ -87,13 +86,18 @@ Result<SliceView> slice_view(OpContext& ctx, const at::Tensor& t,
     const std::int64_t len = end > start ? (end - start + k - 1) / k : 0;
     // Ascending positions; a negative step takes end'-1, end'-1-k, ... and is reversed after.
     const std::int64_t first = len == 0 ? start : s.step > 0 ? start : end - 1 - (len - 1) * k;
-    if (len > 0) offset += first * strides[d];
-    sizes[d] = len;
-    strides[d] *= k;
+    if (len > 0) r.offset += first * r.strides[d];
+    r.sizes[d] = len;
+    r.strides[d] *= k;
     if (s.step < 0 && len > 0) r.flips.push_back(static_cast<std::int64_t>(d));
   }
-  r.view = t.as_strided(sizes, strides, offset);
   return r;
+}
+
+// The region as a strided view of `t`, in Burn's order (flipped where the step is negative).
+at::Tensor slice_of(const at::Tensor& t, const SliceRegion& r) {
+  at::Tensor view = t.as_strided(r.sizes, r.strides, r.offset);
+  return r.flips.empty() ? view : view.flip(r.flips);
 }
 
 // ---- Masks, comparisons, reductions ------------------------------------------------------------
@@ -145,16 +149,24 @@ Status lower_Base_Unfold(OpContext& ctx, const ir::UnfoldOpIr& op) {
 }
 
 Status lower_Base_Slice(OpContext& ctx, const ir::SliceOpIr& op) {
-  TB_TRY_ASSIGN(auto sv, slice_view(ctx, ctx.in(op.tensor), op.ranges));
-  return ctx.out(op.out, sv.flips.empty() ? sv.view : sv.view.flip(sv.flips));
+  const at::Tensor& in = ctx.in(op.tensor);
+  TB_TRY_ASSIGN(auto region, slice_region(ctx, in, op.ranges));
+  return ctx.out(op.out, slice_of(in, region));
 }
 
 Status lower_Base_SliceAssign(OpContext& ctx, const ir::SliceAssignOpIr& op) {
   const at::Tensor* own = ctx.exclusive(op.tensor);
   at::Tensor result = own ? *own : ctx.in(op.tensor).clone(at::MemoryFormat::Contiguous);
-  TB_TRY_ASSIGN(auto sv, slice_view(ctx, result, op.ranges));
+  TB_TRY_ASSIGN(auto region, slice_region(ctx, result, op.ranges));
   const at::Tensor& value = ctx.in(op.value);
-  if (sv.view.numel() > 0) sv.view.copy_(sv.flips.empty() ? value : value.flip(sv.flips));
+  // A small region is one loop, without the view and the copy's TensorIterator (Burn's LU assigns
+  // a row or a column of its matrix at every step).
+  if (region.flips.empty() &&
+      small_cpu::copy_into(result, region.sizes, region.strides, region.offset, value)) {
+    return ctx.out(op.out, result);
+  }
+  at::Tensor view = result.as_strided(region.sizes, region.strides, region.offset);
+  if (view.numel() > 0) view.copy_(region.flips.empty() ? value : value.flip(region.flips));
   return ctx.out(op.out, result);
 }
 

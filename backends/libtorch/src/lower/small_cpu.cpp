@@ -17,21 +17,59 @@ namespace {
 
 using Dims = c10::SmallVector<std::int64_t, 6>;
 
+// The walk of for_each_offsets: dims of size 1 dropped, and neighbours that every tensor steps
+// through as one merged (a row of a contiguous block is one dim of its length), so that the
+// innermost loop is as long as the layouts allow. The order of the positions does not change.
+template <std::size_t K>
+struct Walk {
+  Dims sizes;
+  std::array<Dims, K> strides;
+};
+
+template <std::size_t K>
+Walk<K> walk_of(const Dims& sizes, const std::array<const Dims*, K>& strides) {
+  Walk<K> w;
+  for (std::size_t d = 0; d < sizes.size(); ++d) {
+    if (sizes[d] == 1) continue;
+    bool merge = !w.sizes.empty();
+    for (std::size_t k = 0; k < K && merge; ++k) {
+      merge = w.strides[k].back() == (*strides[k])[d] * sizes[d];
+    }
+    if (merge) {
+      w.sizes.back() *= sizes[d];
+      for (std::size_t k = 0; k < K; ++k) w.strides[k].back() = (*strides[k])[d];
+      continue;
+    }
+    w.sizes.push_back(sizes[d]);
+    for (std::size_t k = 0; k < K; ++k) w.strides[k].push_back((*strides[k])[d]);
+  }
+  return w;
+}
+
 // Visits every position of the dims `sizes` in row-major order, with its offset (in elements) in
 // each of K tensors of those sizes and their own strides: `f(offsets)`.
 template <std::size_t K, class F>
 void for_each_offsets(const Dims& sizes, const std::array<const Dims*, K>& strides, F f) {
-  Dims at(sizes.size(), 0);
+  const Walk<K> w = walk_of(sizes, strides);
   std::array<std::int64_t, K> offsets{};
+  if (w.sizes.empty()) return f(offsets);  // one element
+  const auto inner = static_cast<std::int64_t>(w.sizes.size()) - 1;
+  std::array<std::int64_t, K> step;
+  for (std::size_t k = 0; k < K; ++k) step[k] = w.strides[k][inner];
+  Dims at(w.sizes.size(), 0);
   for (;;) {
-    f(offsets);
-    auto d = static_cast<std::int64_t>(sizes.size()) - 1;
+    std::array<std::int64_t, K> o = offsets;
+    for (std::int64_t i = 0; i < w.sizes[inner]; ++i) {
+      f(o);
+      for (std::size_t k = 0; k < K; ++k) o[k] += step[k];
+    }
+    auto d = inner - 1;
     for (; d >= 0; --d) {
-      if (++at[d] < sizes[d]) {
-        for (std::size_t k = 0; k < K; ++k) offsets[k] += (*strides[k])[d];
+      if (++at[d] < w.sizes[d]) {
+        for (std::size_t k = 0; k < K; ++k) offsets[k] += w.strides[k][d];
         break;
       }
-      for (std::size_t k = 0; k < K; ++k) offsets[k] -= (sizes[d] - 1) * (*strides[k])[d];
+      for (std::size_t k = 0; k < K; ++k) offsets[k] -= (w.sizes[d] - 1) * w.strides[k][d];
       at[d] = 0;
     }
     if (d < 0) return;
@@ -210,7 +248,51 @@ void scatter_add_by_index(at::Tensor& self, std::int64_t dim, const at::Tensor& 
   }
 }
 
+// dst[region] = value as words of the element's size.
+template <class E>
+void copy_loop(E* dst, const Dims& sizes, const Dims& dst_strides, const at::Tensor& value) {
+  Dims value_sizes, value_strides;
+  dims_of(value, value_sizes, value_strides);
+  const auto* src = static_cast<const E*>(value.data_ptr());
+  for_each_offsets<2>(sizes, {&dst_strides, &value_strides},
+                      [&](const std::array<std::int64_t, 2>& o) { dst[o[0]] = src[o[1]]; });
+}
+
 }  // namespace
+
+bool copy_into(at::Tensor& dst, at::IntArrayRef sizes, at::IntArrayRef strides, std::int64_t offset,
+               const at::Tensor& value) {
+  if (!small(value) || !dst.device().is_cpu() || dst.layout() != at::kStrided ||
+      value.scalar_type() != dst.scalar_type() || value.sizes() != sizes || !dst.is_contiguous() ||
+      dst.is_quantized() || value.is_conj() || value.is_neg() ||
+      dst.storage().is_alias_of(value.storage())) {
+    return false;
+  }
+  const Dims region_sizes(sizes.begin(), sizes.end());
+  const Dims region_strides(strides.begin(), strides.end());
+  for (const std::int64_t s : region_strides) {
+    if (s < 0) return false;
+  }
+  // Where the region starts, from dst's first element.
+  auto* base = static_cast<std::uint8_t*>(dst.data_ptr()) +
+               (offset - dst.storage_offset()) * static_cast<std::int64_t>(dst.element_size());
+  switch (dst.element_size()) {
+    case 1:
+      copy_loop(reinterpret_cast<std::uint8_t*>(base), region_sizes, region_strides, value);
+      return true;
+    case 2:
+      copy_loop(reinterpret_cast<std::uint16_t*>(base), region_sizes, region_strides, value);
+      return true;
+    case 4:
+      copy_loop(reinterpret_cast<std::uint32_t*>(base), region_sizes, region_strides, value);
+      return true;
+    case 8:
+      copy_loop(reinterpret_cast<std::uint64_t*>(base), region_sizes, region_strides, value);
+      return true;
+    default:
+      return false;
+  }
+}
 
 bool scatter_add_(at::Tensor& self, std::int64_t dim, const at::Tensor& index,
                   const at::Tensor& src) {
