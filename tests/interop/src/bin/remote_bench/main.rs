@@ -46,6 +46,10 @@ const MIB: usize = 1 << 20;
 /// server on Flex with `std` only (how the interop crate builds it; the `*_vs_burn_std` column).
 const HOSTS: [&str; 3] = ["torchbridge", "burn", "burn_std"];
 
+/// Burn's client every remote device goes through: the fusion client (graphs registered and
+/// replayed) with this crate's default `fusion` feature, the plain router client without it.
+const CLIENT: &str = if cfg!(feature = "fusion") { "fusion" } else { "plain" };
+
 /// `bin args`, under `taskset -c cpus` when the hosts have CPUs of their own.
 fn spawn_host(bin: &str, args: &[&str], cpus: Option<&str>) -> HostProcess {
     let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
@@ -403,7 +407,7 @@ fn main() {
         let (ratio, details) = heavy_figures(&names, &heavy);
         let text = serde_json::to_string_pretty(&json!({
             "remote_heavy_vs_burn": ratio, "details": details,
-            "config": {"reps": args.reps, "threads": args.threads}}))
+            "config": {"reps": args.reps, "threads": args.threads, "client": CLIENT}}))
         .unwrap();
         match &args.out {
             Some(path) => std::fs::write(path, text + "\n").expect("cannot write --out"),
@@ -515,7 +519,7 @@ fn main() {
         "host_ns_per_op": host_ns[0],
         "host_ns_per_op_vs_burn": host_ns[0] / host_ns[1],
         "details": Value::Object(details),
-        "config": {"reps": args.reps, "device": args.device, "hosts": HOSTS,
+        "config": {"reps": args.reps, "device": args.device, "hosts": HOSTS, "client": CLIENT,
                    "threads": args.threads, "host_cpus": args.host_cpus,
                    "banners": Value::Object(banners),
                    "chain_ops": CHAIN_OPS, "reads_per_rep": reads,
