@@ -115,5 +115,20 @@ TEST(Inbound, DropEndsTheChargeAndTheReassembly) {
   EXPECT_EQ(in.prepare(true, 0), bridge::framing::kMaxHead);
 }
 
+// A host over its memory limit refuses a message only once it has grown past its first read: a
+// sync or a small read must reach a session whose op is being failed for its memory.
+TEST(Inbound, OnlyAMessagePastItsFirstReadIsRefusedForMemory) {
+  auto account = std::make_shared<bridge::MemoryAccount>();
+  Inbound in(std::uint64_t{1} << 30, nullptr);
+  in.prepare(false, std::size_t{1} << 30);
+  arrive(in, std::vector<std::uint8_t>(100, 1), account);
+  EXPECT_FALSE(in.past_first_read());
+  arrive(in, std::vector<std::uint8_t>(tb::net::kFirstReadChunk - 100, 1), account);
+  EXPECT_FALSE(in.past_first_read()) << "a whole first read";
+  arrive(in, {1}, account);
+  EXPECT_TRUE(in.past_first_read());
+  EXPECT_EQ(account->bytes(), tb::net::kFirstReadChunk + 1) << "charged all along";
+}
+
 }  // namespace
 }  // namespace tb::test

@@ -4,6 +4,7 @@
 
 #include "guard.hpp"
 #include "host_state.hpp"
+#include "net/message_buffer.hpp"
 #include "net/tls.hpp"
 #include "torchbridge/decimal.hpp"
 #include "torchbridge/version.hpp"
@@ -214,7 +215,10 @@ void Relay::on_read(Side& from, Side& to, beast::error_code ec) {
   if (ec) return end(from, to, ec);
   if (ended_) return;
   from.held = MemoryCharge(host_.account(), from.buffer.size());
-  if (host_.over_memory_limit()) return fail("the host's memory is full");
+  // As a session's messages (Inbound::past_first_read): a small one always gets through.
+  if (from.buffer.size() > tb::net::kFirstReadChunk && host_.over_memory_limit()) {
+    return fail("the host's memory is full");
+  }
   host_.counters.add(&from == &from_client_ ? Count::kBytesIn : Count::kBytesOut,
                      from.buffer.size());
   to.ws->binary(from.ws->got_binary());

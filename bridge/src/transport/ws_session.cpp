@@ -138,9 +138,10 @@ void SessionConnection::read() {
       ws_, inbound_.buffer(),
       [this, self]() -> beast::error_code {
         // Charged as it arrives; a message that would take the host over its memory limit ends
-        // this session (the sender can retry once the host has room).
+        // this session (the sender can retry once the host has room). Its first read always
+        // gets in (Inbound::past_first_read).
         inbound_.charge(host_.account());
-        if (host_.over_memory_limit()) {
+        if (inbound_.past_first_read() && host_.over_memory_limit()) {
           return make_error_code(boost::system::errc::not_enough_memory);
         }
         return {};
