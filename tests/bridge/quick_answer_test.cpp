@@ -68,21 +68,24 @@ TEST(QuickAnswers, LargeReadsStayOnTheWorker) {
 TEST(QuickAnswers, AReadWaitsForTheWorkQueuedBeforeIt) {
   TestHost host{1};
   Session session{host.port(), 0};
-  const Dims square = {512, 512};
+  // 20 products of 1024 x 1024 (a few hundred ms of work): the read, sent right after them, finds
+  // the worker busy even where the host is slow to take it in (a sanitizer build under load took
+  // long enough to find 20 products of 512 x 512 done).
+  const Dims square = {1024, 1024};
   std::vector<Task> work = {
-      register_tensor(1, make_data(square, DTypeKind::F32, std::vector<double>(512 * 512, 1)))};
+      register_tensor(1, make_data(square, DTypeKind::F32, std::vector<double>(1024 * 1024, 1)))};
   for (std::uint64_t i = 0; i < 20; ++i) {
     work.push_back(register_op(make_op<OpKind::Float_Matmul>(
         MatmulOpIr{tir(1, square), tir(1, square), out(2 + i, square)}, DTypeKind::F32)));
   }
-  // Each element of the last product is 512; their sum is 2^27, exact in f32.
+  // Each element of the last product is 1024; their sum is 2^30, exact in f32.
   work.push_back(register_op(make_op<OpKind::NumericFloat_Sum>(
       ReduceOpIr{tir(21, square), out(100, {1})}, DTypeKind::F32)));
   const auto before = inline_tasks(host);
   session.send(std::move(work));
   auto r = session.read(tir(100, {1}));
   ASSERT_TRUE(std::holds_alternative<TensorData>(r)) << std::get<ExecutionError>(r).reason;
-  EXPECT_EQ(values_of(std::get<TensorData>(r)), std::vector<double>{134217728.0});
+  EXPECT_EQ(values_of(std::get<TensorData>(r)), std::vector<double>{1073741824.0});
   EXPECT_EQ(inline_tasks(host), before) << "the worker was busy: the read had to wait for it";
 }
 
