@@ -150,6 +150,13 @@ namespace tb::net {
 inline constexpr std::size_t kReadChunk = 1 << 20;
 inline constexpr std::size_t kFirstReadChunk = 64 << 10;
 
+// Whether a message of `received` bytes so far has grown past its first read: from there a host
+// over its memory limit refuses it (a session's messages and a relay's alike). Up to there it is
+// let in, charged all the same: a sync must reach a session whose op is being failed for memory.
+inline bool past_first_read(std::size_t received) {
+  return received > kFirstReadChunk;
+}
+
 // What the next read of a message asks for: a small first read (most messages are small), then the
 // room the block has (all of a warm block taken for the message) before it grows by kReadChunk.
 inline std::size_t next_read_size(const MessageBuffer& buffer) {

@@ -215,8 +215,7 @@ void Relay::on_read(Side& from, Side& to, beast::error_code ec) {
   if (ec) return end(from, to, ec);
   if (ended_) return;
   from.held = MemoryCharge(host_.account(), from.buffer.size());
-  // As a session's messages (Inbound::past_first_read): a small one always gets through.
-  if (from.buffer.size() > tb::net::kFirstReadChunk && host_.over_memory_limit()) {
+  if (tb::net::past_first_read(from.buffer.size()) && host_.over_memory_limit()) {
     return fail("the host's memory is full");
   }
   host_.counters.add(&from == &from_client_ ? Count::kBytesIn : Count::kBytesOut,

@@ -32,11 +32,8 @@ class Inbound {
   void charge(std::shared_ptr<MemoryAccount> account) {
     receiving_ = MemoryCharge(std::move(account), message_->size());
   }
-  // Whether the message has grown past its first read, from where a host over its memory limit
-  // refuses it. Up to there it is let in, charged all the same (at most a first read per
-  // session over the limit): the host is over for a moment while an op of this very session is
-  // being failed for its memory, and the sync or read that reports the failure must get through.
-  bool past_first_read() const { return message_->size() > tb::net::kFirstReadChunk; }
+  // Whether the message has grown past its first read (tb::net::past_first_read).
+  bool past_first_read() const { return tb::net::past_first_read(message_->size()); }
 
   struct Step {
     enum class Kind {

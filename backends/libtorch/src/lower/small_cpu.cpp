@@ -189,6 +189,24 @@ void copy_loop(E* dst, const Dims& sizes, const Dims& dst_strides, const at::Ten
                       [&](const std::array<std::int64_t, 2>& o) { dst[o[0]] = src[o[1]]; });
 }
 
+// Calls `f(W{})` with W the unsigned word of `size` bytes (the loops that move elements whatever
+// their dtype); false, without a call, for a size with no such word.
+template <class F>
+bool with_word(std::size_t size, F f) {
+  switch (size) {
+    case 1:
+      return f(std::uint8_t{}), true;
+    case 2:
+      return f(std::uint16_t{}), true;
+    case 4:
+      return f(std::uint32_t{}), true;
+    case 8:
+      return f(std::uint64_t{}), true;
+    default:
+      return false;
+  }
+}
+
 }  // namespace
 
 bool copy_into(at::Tensor& dst, at::IntArrayRef sizes, at::IntArrayRef strides, std::int64_t offset,
@@ -207,22 +225,10 @@ bool copy_into(at::Tensor& dst, at::IntArrayRef sizes, at::IntArrayRef strides, 
   // Where the region starts, from dst's first element.
   auto* base = static_cast<std::uint8_t*>(dst.data_ptr()) +
                (offset - dst.storage_offset()) * static_cast<std::int64_t>(dst.element_size());
-  switch (dst.element_size()) {
-    case 1:
-      copy_loop(reinterpret_cast<std::uint8_t*>(base), region_sizes, region_strides, value);
-      return true;
-    case 2:
-      copy_loop(reinterpret_cast<std::uint16_t*>(base), region_sizes, region_strides, value);
-      return true;
-    case 4:
-      copy_loop(reinterpret_cast<std::uint32_t*>(base), region_sizes, region_strides, value);
-      return true;
-    case 8:
-      copy_loop(reinterpret_cast<std::uint64_t*>(base), region_sizes, region_strides, value);
-      return true;
-    default:
-      return false;
-  }
+  return with_word(dst.element_size(), [&](auto word) {
+    using W = decltype(word);
+    copy_loop(reinterpret_cast<W*>(base), region_sizes, region_strides, value);
+  });
 }
 
 bool scatter_add_(at::Tensor& self, std::int64_t dim, const at::Tensor& index,
@@ -264,22 +270,10 @@ std::optional<at::Tensor> gather(const at::Tensor& x, std::int64_t dim, const at
     if (d != dim && index.size(d) > x.size(d)) return std::nullopt;
   }
   at::Tensor out = at::empty(index.sizes(), x.options());
-  switch (x.element_size()) {
-    case 1:
-      gather_by_index<std::uint8_t>(x, dim, index, out.data_ptr());
-      break;
-    case 2:
-      gather_by_index<std::uint16_t>(x, dim, index, out.data_ptr());
-      break;
-    case 4:
-      gather_by_index<std::uint32_t>(x, dim, index, out.data_ptr());
-      break;
-    case 8:
-      gather_by_index<std::uint64_t>(x, dim, index, out.data_ptr());
-      break;
-    default:
-      return std::nullopt;
-  }
+  const bool moved = with_word(x.element_size(), [&](auto word) {
+    gather_by_index<decltype(word)>(x, dim, index, out.data_ptr());
+  });
+  if (!moved) return std::nullopt;
   return out;
 }
 
