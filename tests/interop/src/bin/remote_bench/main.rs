@@ -11,9 +11,10 @@
 //! transfers (upload then download of 1, 64 and 256 MiB) and the round trip of reading a small
 //! tensor, and the op-heavy cases of Burn's backend test suite (`burn::linalg::lu` of 500×500 and
 //! 300×500, `det` of 300×300, `qr` of 96×160, CTC loss with its gradient at the scale of Burn's
-//! scaled CTC test). Every workload's result on our host is compared with the Burn host's before
-//! timing: a
-//! mismatch aborts the run. Writes a JSON object (medians, ratios, samples) to --out or stdout.
+//! scaled CTC test), and two where kernels set the time (a ResNet basic block at batch 32, a
+//! transformer encoder layer at sequence length 256: `remote_kernels_vs_burn`, kernels.rs). Every
+//! workload's result on our host is compared with the Burn hosts' before timing: a mismatch aborts
+//! the run. Writes a JSON object (medians, ratios, samples) to --out or stdout.
 //!
 //! `--device` is passed to `torchbridge serve` (e.g. `cuda`); the Burn host stays on its CPU
 //! backend, so a GPU run compares our GPU host with Burn's CPU host.
@@ -25,6 +26,7 @@ use std::time::Instant;
 use burn::module::Module;
 use burn::nn::conv::{Conv2d, Conv2dConfig};
 use burn::nn::pool::{MaxPool2d, MaxPool2dConfig};
+use burn::nn::transformer::TransformerEncoder;
 use burn::nn::{Linear, LinearConfig, PaddingConfig2d};
 use burn::optim::{GradientsParams, SgdConfig};
 use burn::prelude::*;
@@ -34,7 +36,9 @@ use burn::tensor::remote::RemoteHost;
 use serde_json::{Value, json};
 use torchbridge_interop::harness::{HostProcess, assert_same, torchbridge_bin};
 
+mod kernels;
 mod workloads;
+use kernels::*;
 use workloads::*;
 
 const MIB: usize = 1 << 20;
@@ -48,7 +52,11 @@ const HOSTS: [&str; 3] = ["torchbridge", "burn", "burn_std"];
 
 /// Burn's client every remote device goes through: the fusion client (graphs registered and
 /// replayed) with this crate's default `fusion` feature, the plain router client without it.
-const CLIENT: &str = if cfg!(feature = "fusion") { "fusion" } else { "plain" };
+const CLIENT: &str = if cfg!(feature = "fusion") {
+    "fusion"
+} else {
+    "plain"
+};
 
 /// `bin args`, under `taskset -c cpus` when the hosts have CPUs of their own.
 fn spawn_host(bin: &str, args: &[&str], cpus: Option<&str>) -> HostProcess {
@@ -65,7 +73,9 @@ fn spawn_host(bin: &str, args: &[&str], cpus: Option<&str>) -> HostProcess {
 
 /// A reference server bin built next to this one (scripts/bench builds both).
 fn sibling(name: &str) -> String {
-    let bin = std::env::current_exe().expect("current_exe").with_file_name(name);
+    let bin = std::env::current_exe()
+        .expect("current_exe")
+        .with_file_name(name);
     assert!(
         bin.exists(),
         "{} is missing: scripts/bench builds it (bench/reference-flex for reference_server_flex)",
@@ -83,7 +93,11 @@ fn process_cpu_ns(pid: u32) -> u64 {
     tasks
         .flatten()
         .filter_map(|t| std::fs::read_to_string(t.path().join("schedstat")).ok())
-        .filter_map(|s| s.split_whitespace().next().and_then(|v| v.parse::<u64>().ok()))
+        .filter_map(|s| {
+            s.split_whitespace()
+                .next()
+                .and_then(|v| v.parse::<u64>().ok())
+        })
         .sum()
 }
 
@@ -175,8 +189,8 @@ struct Args {
     threads: Option<String>,
     out: Option<String>,
     /// `--only opbound` (for profiling one host under one workload): time only that workload.
-    /// `--only heavy`: time only the op-heavy workloads and write their figures; `--only lu_500`
-    /// (or another of `HEAVY`): that one alone.
+    /// `--only heavy` (or `kernels`): time only the op-heavy (kernel-bound) workloads and write
+    /// their figures; `--only lu_500` (or another of `HEAVY` or `KERNELS`): that one alone.
     only: Option<String>,
     /// `--host-cpus LIST`: run every host under `taskset -c LIST` (scripts/bench gives the hosts
     /// and this client disjoint CPUs where the machine has four or more).
@@ -201,12 +215,12 @@ fn parse_args() -> Args {
             "--device" => a.device = it.next().expect("--device D"),
             "--threads" => a.threads = Some(it.next().expect("--threads N")),
             "--out" => a.out = Some(it.next().expect("--out FILE")),
-            "--only" => a.only = Some(it.next().expect("--only opbound|heavy|lu_500|lu_300x500|det_300|qr_96x160|ctc_grad")),
+            "--only" => a.only = Some(it.next().expect("--only opbound|heavy|kernels|lu_500|lu_300x500|det_300|qr_96x160|ctc_grad|resnet_block|encoder_layer")),
             "--host-cpus" => a.host_cpus = Some(it.next().expect("--host-cpus LIST")),
             "-h" | "--help" => {
                 println!(
                     "remote_bench [--reps N] [--quick] [--device D] [--threads N] [--out FILE] \
-                     [--only opbound|heavy|lu_500|lu_300x500|det_300|qr_96x160|ctc_grad] [--host-cpus LIST]"
+                     [--only opbound|heavy|kernels|lu_500|lu_300x500|det_300|qr_96x160|ctc_grad|resnet_block|encoder_layer] [--host-cpus LIST]"
                 );
                 std::process::exit(0);
             }
@@ -223,9 +237,19 @@ struct Suite {
     transfers: Vec<(usize, Transfer)>,
     reads: ReadRoundTrip,
     heavy: Vec<(&'static str, Box<dyn Workload>)>,
+    kernels: Vec<(&'static str, Box<dyn Workload>)>,
 }
 
-fn suite(device: &Device, mlp: &Mlp, cnn: &Cnn, sizes: &[usize], reads: usize) -> Suite {
+/// The models every host runs, initialised once on Burn's CPU backend.
+struct Models {
+    mlp: Mlp,
+    cnn: Cnn,
+    block: BasicBlock,
+    encoder: TransformerEncoder,
+}
+
+fn suite(device: &Device, m: &Models, sizes: &[usize], reads: usize) -> Suite {
+    let (mlp, cnn) = (&m.mlp, &m.cnn);
     Suite {
         compute: vec![
             (
@@ -242,24 +266,54 @@ fn suite(device: &Device, mlp: &Mlp, cnn: &Cnn, sizes: &[usize], reads: usize) -
             .collect(),
         reads: ReadRoundTrip::new(device, reads),
         heavy: vec![
-            ("lu_500", Box::new(Lu::new(device, 500, 500)) as Box<dyn Workload>),
+            (
+                "lu_500",
+                Box::new(Lu::new(device, 500, 500)) as Box<dyn Workload>,
+            ),
             ("lu_300x500", Box::new(Lu::new(device, 300, 500))),
             ("det_300", Box::new(Det::new(device))),
             ("qr_96x160", Box::new(Qr::new(device))),
             ("ctc_grad", Box::new(CtcGrad::new(device))),
         ],
+        kernels: vec![
+            (
+                "resnet_block",
+                Box::new(ResNetBlock::new(device, &m.block)) as Box<dyn Workload>,
+            ),
+            (
+                "encoder_layer",
+                Box::new(EncoderLayer::new(device, &m.encoder)),
+            ),
+        ],
     }
 }
 
-/// The op-heavy workloads' first runs: ours must give the answers of both of Burn's hosts, to 1e-2
-/// (LU's 500 elimination steps on random values drift by ~1e-3 between summation orders).
-fn check_same_heavy_answers(suites: &mut [Suite]) {
+/// The kernel-bound workloads, in the order of `Suite::kernels`.
+const KERNELS: [&str; 2] = ["resnet_block", "encoder_layer"];
+
+/// A group of named workloads of a suite (the op-heavy or the kernel-bound ones).
+type Group = Vec<(&'static str, Box<dyn Workload>)>;
+fn heavy_group(s: &mut Suite) -> &mut Group {
+    &mut s.heavy
+}
+fn kernels_group(s: &mut Suite) -> &mut Group {
+    &mut s.kernels
+}
+
+/// The first runs of a group's workloads: ours must give the answers of both of Burn's hosts, to
+/// `tolerance` (1e-2 for the op-heavy ones: LU's 500 elimination steps on random values drift by
+/// ~1e-3 between summation orders).
+fn check_same_group_answers(
+    suites: &mut [Suite],
+    group: fn(&mut Suite) -> &mut Group,
+    tolerance: f64,
+) {
     let (ours, references) = suites.split_first_mut().unwrap();
-    for (i, (name, w_ours)) in ours.heavy.iter_mut().enumerate() {
+    for (i, (name, w_ours)) in group(ours).iter_mut().enumerate() {
         eprintln!("remote_bench: checking {name}");
         let r_ours = w_ours.run().1.unwrap();
         for r in references.iter_mut() {
-            assert_same(&r_ours, &r.heavy[i].1.run().1.unwrap(), 1e-2);
+            assert_same(&r_ours, &group(r)[i].1.run().1.unwrap(), tolerance);
         }
     }
 }
@@ -267,19 +321,25 @@ fn check_same_heavy_answers(suites: &mut [Suite]) {
 /// The op-heavy workloads, in the order of `Suite::heavy`.
 const HEAVY: [&str; 5] = ["lu_500", "lu_300x500", "det_300", "qr_96x160", "ctc_grad"];
 
-/// Seconds per run of each op-heavy workload on each host: wall clock, and the host's CPU time.
+/// Seconds per run of each workload of a group on each host: wall clock, and the host's CPU time.
 #[derive(Clone)]
-struct HeavySamples {
+struct GroupSamples {
     wall: Vec<Vec<f64>>,
     host_cpu: Vec<Vec<f64>>,
 }
 
-/// One repetition of the op-heavy workloads on every host, the first host rotating.
-fn time_heavy(suites: &mut [Suite], pids: &[u32], rep: usize, samples: &mut [HeavySamples]) {
+/// One repetition of a group's workloads on every host, the first host rotating.
+fn time_group(
+    suites: &mut [Suite],
+    group: fn(&mut Suite) -> &mut Group,
+    pids: &[u32],
+    rep: usize,
+    samples: &mut [GroupSamples],
+) {
     let n = suites.len();
     for k in 0..n {
         let h = (rep + k) % n;
-        for (i, (_, w)) in suites[h].heavy.iter_mut().enumerate() {
+        for (i, (_, w)) in group(&mut suites[h]).iter_mut().enumerate() {
             let cpu_before = process_cpu_ns(pids[h]);
             samples[i].wall[h].push(w.run().0);
             let cpu = process_cpu_ns(pids[h]).saturating_sub(cpu_before);
@@ -288,13 +348,22 @@ fn time_heavy(suites: &mut [Suite], pids: &[u32], rep: usize, samples: &mut [Hea
     }
 }
 
-fn heavy_samples(hosts: usize, workloads: usize) -> Vec<HeavySamples> {
+fn group_samples(hosts: usize, workloads: usize) -> Vec<GroupSamples> {
     let empty = vec![Vec::new(); hosts];
-    vec![HeavySamples { wall: empty.clone(), host_cpu: empty }; workloads]
+    vec![
+        GroupSamples {
+            wall: empty.clone(),
+            host_cpu: empty
+        };
+        workloads
+    ]
 }
 
-/// The geomean of ours / Burn's (Flex default) over the op-heavy workloads, and their medians.
-fn heavy_figures(names: &[&str], samples: &[HeavySamples]) -> (f64, serde_json::Map<String, Value>) {
+/// The geomean of ours / Burn's (Flex default) over a group's workloads, and their medians.
+fn group_figures(
+    names: &[&str],
+    samples: &[GroupSamples],
+) -> (f64, serde_json::Map<String, Value>) {
     let mut details = serde_json::Map::new();
     let mut ratios = Vec::new();
     for (name, s) in names.iter().zip(samples) {
@@ -322,7 +391,11 @@ fn check_same_answers(suites: &mut [Suite]) {
             // A second step must see the first one's update: the parameters do train.
             let loss = |d: &TensorData| d.iter::<f32>().next().unwrap();
             let mut again = vec![w_ours.run().1.unwrap()];
-            again.extend(references.iter_mut().map(|r| r.compute[i].1.run().1.unwrap()));
+            again.extend(
+                references
+                    .iter_mut()
+                    .map(|r| r.compute[i].1.run().1.unwrap()),
+            );
             for (before, after) in firsts.iter().zip(&again) {
                 assert!(
                     loss(after) < loss(before),
@@ -341,6 +414,43 @@ fn check_same_answers(suites: &mut [Suite]) {
         for (_, t) in s.transfers.iter_mut() {
             t.run();
         }
+    }
+}
+
+/// `--only heavy|kernels|<one of them>`: that group (or workload) alone, checked then timed.
+fn time_only_group(
+    args: &Args,
+    suites: &mut [Suite],
+    pids: &[u32],
+    group: fn(&mut Suite) -> &mut Group,
+    key: &str,
+    only: &str,
+) {
+    if only != "heavy" && only != "kernels" {
+        for s in suites.iter_mut() {
+            group(s).retain(|(name, _)| *name == only);
+        }
+    }
+    let tolerance = if key == "remote_heavy_vs_burn" {
+        1e-2
+    } else {
+        1e-3
+    };
+    check_same_group_answers(suites, group, tolerance);
+    let names: Vec<&str> = group(&mut suites[0]).iter().map(|(n, _)| *n).collect();
+    let mut samples = group_samples(HOSTS.len(), names.len());
+    for rep in 0..args.reps {
+        time_group(suites, group, pids, rep, &mut samples);
+    }
+    let (ratio, details) = group_figures(&names, &samples);
+    let text = serde_json::to_string_pretty(&json!({
+        key: ratio, "details": details,
+        "config": {"reps": args.reps, "threads": args.threads, "client": CLIENT,
+                   "device": args.device}}))
+    .unwrap();
+    match &args.out {
+        Some(path) => std::fs::write(path, text + "\n").expect("cannot write --out"),
+        None => println!("{text}"),
     }
 }
 
@@ -377,49 +487,48 @@ fn main() {
     for (name, h) in HOSTS.iter().zip(&hosts) {
         eprintln!("remote_bench: {name}: {}", h.banner);
     }
-    let pids = hosts.each_ref().map(|h| h.pid().expect("a host started here"));
+    let pids = hosts
+        .each_ref()
+        .map(|h| h.pid().expect("a host started here"));
 
     // The same initial weights on every host: initialised once on Burn's CPU backend.
     let cpu = Device::flex();
     cpu.seed(42);
-    let mlp = Mlp::new(&cpu);
-    let cnn = Cnn::new(&cpu);
+    let models = Models {
+        mlp: Mlp::new(&cpu),
+        cnn: Cnn::new(&cpu),
+        block: BasicBlock::new(&cpu),
+        encoder: encoder(&cpu),
+    };
     let devices: Vec<Device> = hosts.iter().map(|h| open(&h.address)).collect();
     let mut suites: Vec<Suite> = devices
         .iter()
-        .map(|d| suite(d, &mlp, &cnn, &sizes, reads))
+        .map(|d| suite(d, &models, &sizes, reads))
         .collect();
 
     // Same answers first (one warm-up run each), then timing.
-    if let Some(only) = args.only.as_deref().filter(|o| *o == "heavy" || HEAVY.contains(o)) {
-        // `--only lu_500` (or another op-heavy workload): that one alone, for profiling.
-        if only != "heavy" {
-            for s in suites.iter_mut() {
-                s.heavy.retain(|(name, _)| *name == only);
-            }
+    if let Some(only) = args.only.as_deref() {
+        // `--only heavy|kernels`, or one workload of either group alone (for profiling).
+        let (group, key): (fn(&mut Suite) -> &mut Group, _) =
+            if only == "kernels" || KERNELS.contains(&only) {
+                (kernels_group, "remote_kernels_vs_burn")
+            } else {
+                (heavy_group, "remote_heavy_vs_burn")
+            };
+        if only == "heavy" || only == "kernels" || HEAVY.contains(&only) || KERNELS.contains(&only)
+        {
+            return time_only_group(&args, &mut suites, &pids, group, key, only);
         }
-        check_same_heavy_answers(&mut suites);
-        let names: Vec<&str> = suites[0].heavy.iter().map(|(n, _)| *n).collect();
-        let mut heavy = heavy_samples(HOSTS.len(), names.len());
-        for rep in 0..args.reps {
-            time_heavy(&mut suites, &pids, rep, &mut heavy);
-        }
-        let (ratio, details) = heavy_figures(&names, &heavy);
-        let text = serde_json::to_string_pretty(&json!({
-            "remote_heavy_vs_burn": ratio, "details": details,
-            "config": {"reps": args.reps, "threads": args.threads, "client": CLIENT}}))
-        .unwrap();
-        match &args.out {
-            Some(path) => std::fs::write(path, text + "\n").expect("cannot write --out"),
-            None => println!("{text}"),
-        }
-        return;
     }
     check_same_answers(&mut suites);
-    check_same_heavy_answers(&mut suites);
+    check_same_group_answers(&mut suites, heavy_group, 1e-2);
+    check_same_group_answers(&mut suites, kernels_group, 1e-3);
 
     if let Some(only) = &args.only {
-        assert_eq!(only, "opbound", "--only supports opbound and heavy");
+        assert_eq!(
+            only, "opbound",
+            "--only supports opbound, heavy, kernels and their workloads"
+        );
         // Each repetition's µs per op on every host, for finding slow modes.
         for rep in 0..args.reps {
             let per_op: Vec<String> = suites
@@ -439,7 +548,8 @@ fn main() {
     let mut transfer: Vec<Vec<Vec<f64>>> = vec![vec![Vec::new(); n]; sizes.len()];
     let mut read: Vec<Vec<f64>> = vec![Vec::new(); n];
     let mut raw: Vec<Vec<f64>> = vec![Vec::new(); sizes.len()];
-    let mut heavy = heavy_samples(n, HEAVY.len());
+    let mut heavy = group_samples(n, HEAVY.len());
+    let mut kernels = group_samples(n, KERNELS.len());
 
     for rep in 0..args.reps {
         // Rotate which host goes first, so slow drifts in machine load hit all alike.
@@ -458,7 +568,8 @@ fn main() {
             }
             read[h].extend(s.reads.samples());
         }
-        time_heavy(&mut suites, &pids, rep, &mut heavy);
+        time_group(&mut suites, heavy_group, &pids, rep, &mut heavy);
+        time_group(&mut suites, kernels_group, &pids, rep, &mut kernels);
         for (i, &b) in sizes.iter().enumerate() {
             raw[i].push(raw_tcp_round_trip(b));
         }
@@ -499,8 +610,10 @@ fn main() {
     }
     let (v, reads_us) = per_host(&read, 1e6);
     details.insert("read_roundtrip_us".into(), v);
-    let (heavy_ratio, heavy_details) = heavy_figures(&HEAVY, &heavy);
+    let (heavy_ratio, heavy_details) = group_figures(&HEAVY, &heavy);
     details.extend(heavy_details);
+    let (kernels_ratio, kernels_details) = group_figures(&KERNELS, &kernels);
+    details.extend(kernels_details);
 
     let banners: serde_json::Map<String, Value> = HOSTS
         .iter()
@@ -516,6 +629,7 @@ fn main() {
         "read_roundtrip_us": reads_us[0],
         "read_roundtrip_vs_burn": reads_us[0] / reads_us[1],
         "remote_heavy_vs_burn": heavy_ratio,
+        "remote_kernels_vs_burn": kernels_ratio,
         "host_ns_per_op": host_ns[0],
         "host_ns_per_op_vs_burn": host_ns[0] / host_ns[1],
         "details": Value::Object(details),

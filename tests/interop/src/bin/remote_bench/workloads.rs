@@ -68,7 +68,9 @@ pub(super) fn time<T>(f: impl FnOnce() -> T) -> (f64, T) {
 pub(super) fn input(shape: &[usize], seed: u64) -> TensorData {
     // Deterministic values in [-1, 1): the same bits on both hosts.
     let n: usize = shape.iter().product();
-    let mut state = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+    let mut state = seed
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407);
     let values: Vec<f32> = (0..n)
         .map(|_| {
             state = state
@@ -373,7 +375,10 @@ impl Workload for CtcGrad {
             )
             .sum();
             let grads = loss.backward();
-            logits.grad(&grads).expect("logits get a gradient").into_data()
+            logits
+                .grad(&grads)
+                .expect("logits get a gradient")
+                .into_data()
         });
         (s, Some(grad))
     }
