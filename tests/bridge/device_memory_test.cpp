@@ -16,8 +16,6 @@ namespace {
 
 using ::testing::HasSubstr;
 
-constexpr std::uint64_t kMiB = std::uint64_t{1} << 20;
-
 const bridge::DeviceMetrics& device_metrics(const bridge::HostMetrics& m) {
   EXPECT_EQ(m.devices.size(), 1u);
   return m.devices.at(0);

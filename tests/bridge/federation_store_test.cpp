@@ -23,16 +23,16 @@ using Clock = std::chrono::steady_clock;
 
 const std::optional<std::string> kToken = std::string("members' token");
 
-std::unique_ptr<st::Server> serve(st::ServerLimits limits = {},
-                                  std::optional<std::string> token = kToken) {
+std::unique_ptr<st::Server> serve_store(st::ServerLimits limits = {},
+                                        std::optional<std::string> token = kToken) {
   auto server = st::Server::start("127.0.0.1", 0, token, limits);
   EXPECT_TRUE(server) << server.error().what();
   return server ? std::move(server).value() : nullptr;
 }
 
-c10::intrusive_ptr<st::Client> member(const st::Server& server,
-                                      std::chrono::milliseconds timeout = 5s,
-                                      std::optional<std::string> token = kToken) {
+c10::intrusive_ptr<st::Client> store_member(const st::Server& server,
+                                            std::chrono::milliseconds timeout = 5s,
+                                            std::optional<std::string> token = kToken) {
   return c10::make_intrusive<st::Client>("127.0.0.1", server.port(), token, timeout);
 }
 
@@ -82,8 +82,8 @@ struct Proven : Raw {
 };
 
 TEST(FederationStore, ServesWhatC10dAsksOf) {
-  auto server = serve();
-  auto store = member(*server);
+  auto server = serve_store();
+  auto store = store_member(*server);
   store->set("a", bytes("1"));
   EXPECT_EQ(store->get("a"), bytes("1"));
   EXPECT_EQ(store->add("n", 5), 5);
@@ -101,7 +101,7 @@ TEST(FederationStore, ServesWhatC10dAsksOf) {
   EXPECT_THROW(store->add("text", 1), std::runtime_error);  // no sum of a key that holds text
   store->deleteKey("text");
   // A wait ends when another member writes its key.
-  auto other = member(*server);
+  auto other = store_member(*server);
   auto waited = std::async(std::launch::async, [&] { store->wait({"late", "a"}, 5000ms); });
   EXPECT_TRUE(tb::test::eventually([&] { return server->stats().waiting == 1; }));
   other->set("late", bytes("here"));
@@ -111,11 +111,11 @@ TEST(FederationStore, ServesWhatC10dAsksOf) {
 }
 
 TEST(FederationStore, AStrangerWithoutTheTokenReadsAndWritesNothing) {
-  auto server = serve();
-  member(*server)->set("tb/member/0", bytes("record"));
+  auto server = serve_store();
+  store_member(*server)->set("tb/member/0", bytes("record"));
   for (const std::optional<std::string>& token :
        {std::optional<std::string>("another token"), std::optional<std::string>()}) {
-    auto stranger = member(*server, 2s, token);
+    auto stranger = store_member(*server, 2s, token);
     try {
       stranger->set("tb/member/0", bytes("forged"));
       ADD_FAILURE() << "a member without the token wrote to the store";
@@ -132,7 +132,7 @@ TEST(FederationStore, AStrangerWithoutTheTokenReadsAndWritesNothing) {
   std::vector<std::uint8_t> answer(st::kAnswerBytes, 'x');
   asio::write(raw.socket, asio::buffer(answer));
   EXPECT_TRUE(raw.closed(2s));
-  EXPECT_EQ(member(*server)->get("tb/member/0"), bytes("record"));
+  EXPECT_EQ(store_member(*server)->get("tb/member/0"), bytes("record"));
   EXPECT_EQ(server->stats().keys, 1u);
   EXPECT_GE(server->stats().refused, 3u);
 }
@@ -141,11 +141,11 @@ TEST(FederationStore, AStrangerWithoutTheTokenReadsAndWritesNothing) {
 TEST(FederationStore, AStrangersHalfSentHandshakeStallsNobodyAndIsDropped) {
   st::ServerLimits limits;
   limits.handshake_deadline = 300ms;
-  auto server = serve(limits);
+  auto server = serve_store(limits);
   Raw stranger(server->port());
   asio::write(stranger.socket, asio::buffer(std::string("TBSTORE1 half")));
   const auto start = Clock::now();
-  auto store = member(*server);
+  auto store = store_member(*server);
   store->set("k", bytes("v"));
   EXPECT_EQ(store->get("k"), bytes("v"));
   EXPECT_LT(Clock::now() - start, 1s) << "a stranger's half-sent handshake stalled a member";
@@ -155,7 +155,7 @@ TEST(FederationStore, AStrangersHalfSentHandshakeStallsNobodyAndIsDropped) {
 TEST(FederationStore, IdleStrangersCannotLockMembersOut) {
   st::ServerLimits limits;
   limits.max_pending = 4;
-  auto server = serve(limits);
+  auto server = serve_store(limits);
   std::vector<std::unique_ptr<Raw>> strangers;
   for (int i = 0; i < 50; ++i) strangers.push_back(std::make_unique<Raw>(server->port()));
   // Every stranger admitted: the newest 4 still proving the key, the others closed for them.
@@ -164,7 +164,7 @@ TEST(FederationStore, IdleStrangersCannotLockMembersOut) {
     return stats.pending == 4 && stats.refused == 46;
   }));
   const auto start = Clock::now();
-  auto store = member(*server);
+  auto store = store_member(*server);
   store->set("k", bytes("v"));
   EXPECT_LT(Clock::now() - start, 2s);
   EXPECT_LE(server->stats().pending, 4u);
@@ -173,7 +173,7 @@ TEST(FederationStore, IdleStrangersCannotLockMembersOut) {
 // Finding 9: a declared 256 MiB key made c10d's store hold 257 MiB. Here even a member's frame is
 // refused from its header, before any of it is held; and a frame not sealed in order is refused.
 TEST(FederationStore, FramesOverTheLimitForgedOrReplayedAreRefused) {
-  auto server = serve();
+  auto server = serve_store();
   const auto rss_before = tb::test::status_bytes("VmRSS");
   {
     Proven big(server->port());
@@ -200,15 +200,15 @@ TEST(FederationStore, FramesOverTheLimitForgedOrReplayedAreRefused) {
     EXPECT_TRUE(replayer.closed(2s));
   }
   EXPECT_EQ(server->stats().keys, 1u);  // the genuine first frame only
-  EXPECT_EQ(member(*server)->get("k"), bytes("v"));
+  EXPECT_EQ(store_member(*server)->get("k"), bytes("v"));
 }
 
 TEST(FederationStore, TheTableAndEachValueAreBounded) {
   st::ServerLimits limits;
   limits.max_bytes = 1000;
   limits.max_keys = 3;
-  auto server = serve(limits);
-  auto store = member(*server);
+  auto server = serve_store(limits);
+  auto store = store_member(*server);
   store->set("a", st::Bytes(600, 1));
   EXPECT_THROW(store->set("b", st::Bytes(600, 1)), std::runtime_error);
   store->set("a", st::Bytes(900, 2));  // replacing counts the new size only
@@ -226,8 +226,8 @@ TEST(FederationStore, TheTableAndEachValueAreBounded) {
 }
 
 TEST(FederationStore, EveryWaitEndsAtItsOwnTimeout) {
-  auto server = serve();
-  auto store = member(*server, 60s);
+  auto server = serve_store();
+  auto store = store_member(*server, 60s);
   auto start = Clock::now();
   EXPECT_THROW(store->wait({"never"}, 200ms), std::runtime_error);
   EXPECT_LT(Clock::now() - start, 1500ms);
@@ -244,14 +244,14 @@ TEST(FederationStore, EveryWaitEndsAtItsOwnTimeout) {
   });
   EXPECT_TRUE(tb::test::eventually([&] { return server->stats().waiting > waits_before; }));
   start = Clock::now();
-  member(*server)->set("other", bytes("1"));
+  store_member(*server)->set("other", bytes("1"));
   EXPECT_LT(Clock::now() - start, 1s);
   waiting.get();
 }
 
 TEST(FederationStore, AConnectionThatBrokeIsReopened) {
   st::ServerLimits limits;
-  auto first = serve(limits);
+  auto first = serve_store(limits);
   const std::uint16_t port = first->port();
   auto store = c10::make_intrusive<st::Client>("127.0.0.1", port, kToken, 5s);
   store->set("k", bytes("1"));
@@ -269,7 +269,7 @@ TEST(FederationStore, AConnectionThatBrokeIsReopened) {
 
 TEST(FederationStore, AMemberWaitsForAStoreThatIsNotUpYet) {
   const std::uint16_t port = [] {
-    auto probe = serve();
+    auto probe = serve_store();
     return probe->port();
   }();
   auto late = std::async(std::launch::async, [port] {

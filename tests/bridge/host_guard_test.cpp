@@ -15,7 +15,7 @@ namespace {
 
 using ::testing::HasSubstr;
 
-std::atomic<std::uint64_t> next_session{0x9a4d'0000'0000'0001};
+std::atomic<std::uint64_t> next_guard_session{0x9a4d'0000'0000'0001};
 
 struct Faults {
   std::atomic<bool> handshake{false};     // settings() throws: on the network thread
@@ -115,23 +115,23 @@ class GuardTest : public ::testing::Test {
 
 TEST_F(GuardTest, AnExceptionInTheHandshakeEndsOnlyThatConnection) {
   RawClient sentinel;
-  ASSERT_TRUE(sentinel.open_session(port(), next_session++));
+  ASSERT_TRUE(sentinel.open_session(port(), next_guard_session++));
   faults_.handshake = true;
   RawClient victim;
-  EXPECT_FALSE(victim.open_session(port(), next_session++));
+  EXPECT_FALSE(victim.open_session(port(), next_guard_session++));
   EXPECT_TRUE(victim.read(5s).ended());
   faults_.handshake = false;
   expect_computes(sentinel, 1);
   RawClient later;
-  ASSERT_TRUE(later.open_session(port(), next_session++));
+  ASSERT_TRUE(later.open_session(port(), next_guard_session++));
   expect_computes(later, 2);
   EXPECT_GE(host_->metrics().sessions_failed, 1u);
 }
 
 TEST_F(GuardTest, AnExceptionInAnOpEndsThatSessionWithAnInternalErrorClose) {
   RawClient sentinel, victim;
-  ASSERT_TRUE(sentinel.open_session(port(), next_session++));
-  ASSERT_TRUE(victim.open_session(port(), next_session++));
+  ASSERT_TRUE(sentinel.open_session(port(), next_guard_session++));
+  ASSERT_TRUE(victim.open_session(port(), next_guard_session++));
   victim.send_tasks(
       {register_tensor(1, make_data({2}, DTypeKind::F32, {1, 2})),
        register_op(make_op<OpKind::NumericFloat_MulScalar>(
@@ -147,7 +147,7 @@ TEST_F(GuardTest, AnExceptionInAnOpEndsThatSessionWithAnInternalErrorClose) {
 
 TEST_F(GuardTest, OutOfMemoryInAReadIsAnErrorForThatReadAndTheSessionGoesOn) {
   RawClient c;
-  ASSERT_TRUE(c.open_session(port(), next_session++));
+  ASSERT_TRUE(c.open_session(port(), next_guard_session++));
   c.send_tasks({register_tensor(kBadAllocId, make_data({2}, DTypeKind::F32, {1, 2})),
                 ReadTensorTask{7, stream(), tir(kBadAllocId, {2})}});
   auto r = c.response(10s);
@@ -161,11 +161,11 @@ TEST_F(GuardTest, OutOfMemoryInAReadIsAnErrorForThatReadAndTheSessionGoesOn) {
 
 TEST_F(GuardTest, AnExceptionMakingTheSessionsExecutorEndsThatSessionOnly) {
   RawClient sentinel;
-  ASSERT_TRUE(sentinel.open_session(port(), next_session++));
+  ASSERT_TRUE(sentinel.open_session(port(), next_guard_session++));
   expect_computes(sentinel, 6);  // its executor exists before the fault is armed
   faults_.new_executor = true;
   RawClient victim;
-  victim.open_session(port(), next_session++);
+  victim.open_session(port(), next_guard_session++);
   const auto end = victim.read(10s);
   EXPECT_TRUE(end.ended());
   faults_.new_executor = false;

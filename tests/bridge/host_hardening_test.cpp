@@ -17,12 +17,10 @@ namespace {
 
 using ::testing::HasSubstr;
 
-std::atomic<std::uint64_t> next_session{0x4a2d'0000'0000'0001};
-std::uint64_t new_session_id() {
-  return next_session++;
+std::atomic<std::uint64_t> next_hardening_session{0x4a2d'0000'0000'0001};
+std::uint64_t new_hardening_session_id() {
+  return next_hardening_session++;
 }
-
-constexpr std::uint64_t kMiB = std::uint64_t{1} << 20;
 
 void expect_computes(std::uint16_t port) {
   SCOPED_TRACE("a sentinel session");
@@ -40,7 +38,7 @@ void expect_computes(std::uint16_t port) {
 TEST(HostHardening, UnreadAnswersAreBoundedAndTheSessionWaitsForItsClient) {
   ConfiguredHost host(bridge::HostOptions{});
   RawClient c;
-  ASSERT_TRUE(c.open_session(host.port(), new_session_id()));
+  ASSERT_TRUE(c.open_session(host.port(), new_hardening_session_id()));
   const std::uint64_t n = kMiB;  // 4 MiB of f32
   ASSERT_FALSE(c.send_tasks({ones(1, n)}));
   ASSERT_FALSE(c.send_tasks({SyncBackendTask{1, stream()}}));
@@ -77,7 +75,7 @@ TEST(HostHardening, QueuedAnswersCountAgainstTheSessionLimit) {
   o.limits.max_session_bytes = 64 * kMiB;
   ConfiguredHost host(o);
   RawClient c;
-  ASSERT_TRUE(c.open_session(host.port(), new_session_id()));
+  ASSERT_TRUE(c.open_session(host.port(), new_hardening_session_id()));
   ASSERT_FALSE(c.send_tasks({ones(1, kMiB)}));  // 4 MiB
   std::vector<Task> reads;
   for (RequestId r = 0; r < 48; ++r) reads.push_back(read_task(10 + r, 1, kMiB));
@@ -154,9 +152,9 @@ TEST(HostHardening, SameHostTransfersStayWithinOnePeerAndCredential) {
   o.transfer_timeout = 500ms;
   ConfiguredHost host(o, 2);
   RawClient a, thief, b;
-  ASSERT_TRUE(a.open_session(host.port(), new_session_id(), 0, "program-a"));
-  ASSERT_TRUE(thief.open_session(host.port(), new_session_id(), 1, "program-b"));
-  ASSERT_TRUE(b.open_session(host.port(), new_session_id(), 1, "program-a"));
+  ASSERT_TRUE(a.open_session(host.port(), new_hardening_session_id(), 0, "program-a"));
+  ASSERT_TRUE(thief.open_session(host.port(), new_hardening_session_id(), 1, "program-b"));
+  ASSERT_TRUE(b.open_session(host.port(), new_hardening_session_id(), 1, "program-a"));
   ASSERT_FALSE(a.send_tasks({register_tensor(1, make_data({2}, DTypeKind::F32, {4, 5})),
                              expose_local(tir(1, {2}, DTypeKind::F32, TensorStatus::ReadWrite), 0),
                              register_tensor(2, make_data({2}, DTypeKind::F32, {6, 6})),
@@ -272,7 +270,7 @@ TEST(HostHardening, FrameHeadersDeclaringHugeMessagesReserveNothing) {
   const std::uint64_t vm_before = status_bytes("VmSize");
   for (int i = 0; i < 16; ++i) {
     auto c = std::make_unique<RawClient>();
-    ASSERT_TRUE(c->open_session(host.port(), new_session_id()));
+    ASSERT_TRUE(c->open_session(host.port(), new_hardening_session_id()));
     // A masked binary frame, FIN, 64-bit length 1 GiB - 1, then 64 KiB of its payload.
     std::vector<std::uint8_t> head = {0x82, 0xff, 0, 0, 0, 0, 0x3f, 0xff, 0xff, 0xff, 1, 2, 3, 4};
     head.resize(head.size() + 64 * 1024, 0x55);

@@ -15,10 +15,9 @@
 namespace tb::test {
 namespace {
 
-constexpr std::uint64_t kMiB = std::uint64_t{1} << 20;
 constexpr std::uint64_t kGiB = kMiB << 10;
 
-std::atomic<std::uint64_t> next_session{0x3e3e'0000'0000'0001};
+std::atomic<std::uint64_t> next_pressure_session{0x3e3e'0000'0000'0001};
 
 // A host whose address space is its start-up size plus `headroom`.
 class ChildHost {
@@ -50,7 +49,7 @@ class ChildHost {
     bool computed = false;
     for (int attempt = 0; attempt < 20 && !computed; ++attempt) {
       RawClient c;
-      if (c.open_session(port(), next_session++)) {
+      if (c.open_session(port(), next_pressure_session++)) {
         c.send_tasks(
             {register_tensor(1, make_data({3}, DTypeKind::F32, {1, 2, 3})), read_task(1, 1, 3)});
         auto r = c.response(10s);
@@ -90,7 +89,7 @@ TEST_F(MemoryPressure, FortyUnreadReadsOfALargeTensor) {
   ChildHost host(1536 * kMiB);
   ASSERT_TRUE(host.ok()) << host.error();
   RawClient c;
-  ASSERT_TRUE(c.open_session(host.port(), next_session++));
+  ASSERT_TRUE(c.open_session(host.port(), next_pressure_session++));
   std::vector<Task> tasks{ones(1, 64 * kMiB)};
   for (RequestId r = 0; r < 40; ++r) tasks.push_back(read_task(10 + r, 1, 64 * kMiB));
   ASSERT_FALSE(c.send_tasks(std::move(tasks)));
@@ -114,7 +113,7 @@ TEST_F(MemoryPressure, FortyExposuresOfALargeTensor) {
   ChildHost host(1536 * kMiB);
   ASSERT_TRUE(host.ok()) << host.error();
   RawClient c;
-  ASSERT_TRUE(c.open_session(host.port(), next_session++));
+  ASSERT_TRUE(c.open_session(host.port(), next_pressure_session++));
   const Peer target{PeerKind::WebSocket, Address{"ws", "127.0.0.1", host.port()}, {}};
   std::vector<Task> tasks{ones(1, 64 * kMiB)};
   for (std::uint64_t k = 0; k < 40; ++k) {
@@ -134,7 +133,7 @@ TEST_F(MemoryPressure, HeadersDeclaringGigabyteFrames) {
   std::vector<std::unique_ptr<RawClient>> clients;
   for (int i = 0; i < 16; ++i) {
     auto c = std::make_unique<RawClient>();
-    ASSERT_TRUE(c->open_session(host.port(), next_session++));
+    ASSERT_TRUE(c->open_session(host.port(), next_pressure_session++));
     std::vector<std::uint8_t> head = {0x82, 0xff, 0, 0, 0, 0, 0x3f, 0xff, 0xff, 0xff, 1, 2, 3, 4};
     head.resize(head.size() + 4096, 0x55);
     ASSERT_FALSE(c->send_raw(head));
@@ -153,7 +152,7 @@ TEST_F(MemoryPressure, NewSessionsAndReadsWhileMemoryIsFull) {
   ChildHost host(1 * kGiB);
   ASSERT_TRUE(host.ok()) << host.error();
   RawClient filler;
-  ASSERT_TRUE(filler.open_session(host.port(), next_session++));
+  ASSERT_TRUE(filler.open_session(host.port(), next_pressure_session++));
   // Fill the address space: 64 MiB tensors until one fails, then 1 MiB ones until one fails.
   std::uint64_t id = 1;
   RequestId request = 1;
@@ -180,7 +179,7 @@ TEST_F(MemoryPressure, NewSessionsAndReadsWhileMemoryIsFull) {
   std::vector<std::unique_ptr<RawClient>> late;
   for (int i = 0; i < 8; ++i) {
     auto c = std::make_unique<RawClient>();
-    c->open_session(host.port(), next_session++);
+    c->open_session(host.port(), next_pressure_session++);
     late.push_back(std::move(c));
   }
   ASSERT_TRUE(host.alive()) << host.how_it_ended();

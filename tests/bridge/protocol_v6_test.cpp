@@ -93,7 +93,7 @@ class V6Client : public RawClient {
   }
 };
 
-std::atomic<std::uint64_t> next_session{0x6a2d'0000'0000'0001};
+std::atomic<std::uint64_t> next_v6_session{0x6a2d'0000'0000'0001};
 
 TensorIr f32_tensor(std::uint64_t id, std::uint64_t n) {
   return tir(id, {n}, DTypeKind::F32, TensorStatus::ReadOnly);
@@ -102,7 +102,7 @@ TensorIr f32_tensor(std::uint64_t id, std::uint64_t n) {
 TEST(ProtocolV6, TaggedMessagesBothWaysAndReadTensorsInRequestOrder) {
   ConfiguredHost host(bridge::HostOptions{});
   V6Client c;
-  ASSERT_TRUE(c.open_v6(host.port(), next_session++));
+  ASSERT_TRUE(c.open_v6(host.port(), next_v6_session++));
   ASSERT_FALSE(
       c.send_tasks_v6({register_tensor(1, make_data({3}, DTypeKind::F32, {1, 2, 3})),
                        register_op(make_op<OpKind::NumericFloat_AddScalar>(
@@ -137,7 +137,7 @@ TEST(ProtocolV6, TaggedMessagesBothWaysAndReadTensorsInRequestOrder) {
 TEST(ProtocolV6, LargeMessagesAreSegmentedBothWays) {
   ConfiguredHost host(bridge::HostOptions{});
   V6Client c;
-  ASSERT_TRUE(c.open_v6(host.port(), next_session++));
+  ASSERT_TRUE(c.open_v6(host.port(), next_v6_session++));
   // 3 MiB up (a head and three segments), 3 MiB back the same way.
   const std::uint64_t n = 3 * (1 << 20) / 4;
   std::vector<double> values(n);
@@ -158,7 +158,7 @@ TEST(ProtocolV6, ADeclaredLengthOverTheLimitClosesBeforeAnythingIsCommitted) {
   o.limits.max_message_bytes = 1 << 20;
   ConfiguredHost host(o);
   V6Client c;
-  ASSERT_TRUE(c.open_v6(host.port(), next_session++));
+  ASSERT_TRUE(c.open_v6(host.port(), next_v6_session++));
   ASSERT_FALSE(c.send(V6Client::head_of(std::uint64_t{1} << 40)));
   auto end = c.read();
   ASSERT_TRUE(end.closed()) << end.ec.message();
@@ -176,7 +176,7 @@ TEST(ProtocolV6, BrokenFramingEndsOnlyThatSession) {
   };
   for (const auto& message : bad) {
     V6Client c;
-    ASSERT_TRUE(c.open_v6(host.port(), next_session++));
+    ASSERT_TRUE(c.open_v6(host.port(), next_v6_session++));
     ASSERT_FALSE(c.send(message));
     auto end = c.read();
     EXPECT_TRUE(end.closed()) << end.ec.message();
@@ -184,7 +184,7 @@ TEST(ProtocolV6, BrokenFramingEndsOnlyThatSession) {
   }
   // An empty segment in the middle of a message.
   V6Client c;
-  ASSERT_TRUE(c.open_v6(host.port(), next_session++));
+  ASSERT_TRUE(c.open_v6(host.port(), next_v6_session++));
   ASSERT_FALSE(c.send(V6Client::head_of(100000)));
   ASSERT_FALSE(c.send({}));
   EXPECT_EQ(c.read().close_code, 1008);
@@ -196,7 +196,7 @@ TEST(ProtocolV6, EachVersionKeepsToItsOwnMessagesAndLeaves) {
   {
     // 0.22.1's ReadTensor is not a message of protocol 6.
     V6Client c;
-    ASSERT_TRUE(c.open_v6(host.port(), next_session++));
+    ASSERT_TRUE(c.open_v6(host.port(), next_v6_session++));
     ASSERT_FALSE(c.send_tasks_v6({ReadTensorTask{1, stream(), f32_tensor(1, 3)}}));
     EXPECT_EQ(c.read().close_code, 1008);
   }
@@ -214,7 +214,7 @@ TEST(ProtocolV6, EachVersionKeepsToItsOwnMessagesAndLeaves) {
   {
     // ...and it is one of protocol 6, with C's fmod (the dividend's sign).
     V6Client c;
-    ASSERT_TRUE(c.open_v6(host.port(), next_session++));
+    ASSERT_TRUE(c.open_v6(host.port(), next_v6_session++));
     ASSERT_FALSE(c.send_tasks_v6(
         {register_tensor(1, make_data({3}, DTypeKind::F32, {5.5, -5.5, 7})),
          register_tensor(2, make_data({3}, DTypeKind::F32, {2, 2, -3})),
@@ -236,7 +236,7 @@ TEST(ProtocolV6, EachVersionKeepsToItsOwnMessagesAndLeaves) {
 TEST(ProtocolV6, BothVersionsAtOnceOnOneHost) {
   ConfiguredHost host(bridge::HostOptions{});
   V6Client v6;
-  ASSERT_TRUE(v6.open_v6(host.port(), next_session++));
+  ASSERT_TRUE(v6.open_v6(host.port(), next_v6_session++));
   Session v2(host.port(), 0);
   v2.send({ones(1, 4)});
   ASSERT_FALSE(v6.send_tasks_v6({ones(1, 4), ReadTensorsTask{3, stream(), {f32_tensor(1, 4)}}}));

@@ -18,7 +18,7 @@ namespace {
 using client::Device;
 using client::Tensor;
 
-Device connect(const ClientTestHost& host) {
+Device connect_device(const ClientTestHost& host) {
   auto d = Device::connect(host.address());
   EXPECT_TRUE(d) << (d ? "" : d.error().what());
   return d ? d.value() : Device();
@@ -96,7 +96,7 @@ TEST(ClientMembers, ReadmeExample) {
 
 TEST(ClientMembers, ChainsMatchFreeFunctionsAndLocalMath) {
   ClientTestHost host;
-  auto dev = connect(host);
+  auto dev = connect_device(host);
   auto m = Tensor::from_vector<float>(dev, kM, {2, 3});
   std::vector<double> chained;
   for (int r = 0; r < 2; ++r) {
@@ -121,7 +121,7 @@ TEST(ClientMembers, ChainsMatchFreeFunctionsAndLocalMath) {
 
 TEST(ClientMembers, UnaryAndCast) {
   ClientTestHost host;
-  auto dev = connect(host);
+  auto dev = connect_device(host);
   const std::vector<float> pos{0.25f, 1.0f, 4.0f};
   auto p = Tensor::from_vector<float>(dev, pos);
   auto m = Tensor::from_vector<float>(dev, kM);
@@ -142,7 +142,7 @@ TEST(ClientMembers, UnaryAndCast) {
 
 TEST(ClientMembers, Reductions) {
   ClientTestHost host;
-  auto dev = connect(host);
+  auto dev = connect_device(host);
   auto m = Tensor::from_vector<float>(dev, kM, {2, 3});
   const double total = std::accumulate(kM.begin(), kM.end(), 0.0);
   expect_case("sum", m.sum(), client::sum(m), {total});
@@ -165,7 +165,7 @@ TEST(ClientMembers, Reductions) {
 
 TEST(ClientMembers, ShapesAndActivations) {
   ClientTestHost host;
-  auto dev = connect(host);
+  auto dev = connect_device(host);
   auto m = Tensor::from_vector<float>(dev, kM, {2, 3});
   const std::vector<double> all(kM.begin(), kM.end());
   const std::vector<double> transposed{kM[0], kM[3], kM[1], kM[4], kM[2], kM[5]};
@@ -192,7 +192,7 @@ TEST(ClientMembers, ShapesAndActivations) {
 
 TEST(ClientMembers, QuantizationMatchesBitForBit) {
   ClientTestHost host;
-  auto dev = connect(host);
+  auto dev = connect_device(host);
   auto x = Tensor::from_vector<float>(dev, kM, {2, 3});
   auto member = x.quantize_dynamic().to_data();
   auto free = client::quantize_dynamic(x).to_data();
@@ -212,7 +212,7 @@ TEST(ClientMembers, QuantizationMatchesBitForBit) {
 
 TEST(ClientMembers, RvaluesHandOverAndLvaluesKeep) {
   ClientTestHost host;
-  auto dev = connect(host);
+  auto dev = connect_device(host);
   auto live = [&] { return host.live_tensors(dev); };
   auto x = Tensor::from_vector<float>(dev, {1, 4, 9});
   auto kept = x.sqrt();  // x stays
@@ -229,7 +229,7 @@ TEST(ClientMembers, RvaluesHandOverAndLvaluesKeep) {
 
 TEST(ClientMembers, ErrorsFlowThroughMemberChains) {
   ClientTestHost host;
-  auto dev = connect(host);
+  auto dev = connect_device(host);
   auto m = Tensor::from_vector<float>(dev, kM, {2, 3});
   auto bad = m.sum_dim(2).exp().reshape({-1});
   ASSERT_NE(bad.error(), nullptr);

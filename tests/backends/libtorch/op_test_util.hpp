@@ -26,6 +26,8 @@ namespace tb::test {
 
 using namespace tb::ir;
 
+inline constexpr std::uint64_t kMiB = std::uint64_t{1} << 20;
+
 // Every dtype the op tests name.
 inline const DType kF64 = DTypeKind::F64;
 inline const DType kF32 = DTypeKind::F32;
