@@ -52,7 +52,7 @@ Status Session::connect_socket() {
   if (secure) {
     TB_TRY(tb::net::prepare_client(io.ws.next_layer().tls(), host));
     ec = run_bounded(io.ioc, io.ws, timeout, [&](auto done) {
-      io.ws.next_layer().tls().async_handshake(net::ssl::stream_base::client, done);
+      io.ws.next_layer().async_handshake(net::ssl::stream_base::client, done);
     });
     if (ec) {
       return make_error(ErrorCode::kIo, "{}: TLS handshake failed: {}", where, ec.message());

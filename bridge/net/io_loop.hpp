@@ -1,8 +1,8 @@
 // Network threads that no exception ends (docs/decisions.md), shared by the host and the C++
-// client. Header-only like tls.hpp: each library compiles it, neither depends on a third. Every
-// handler guards what it knows can fail; these loops are the last resort for the rest
-// (std::bad_alloc while decoding, std::system_error from a timer or a lock, a bug), so that one
-// handler's failure is reported and every other connection on the thread goes on.
+// client. Header-only like tls.hpp. Every handler guards what it knows can fail; these loops are
+// the last resort for the rest (std::bad_alloc while decoding, std::system_error from a timer or a
+// lock, a bug), so that one handler's failure is reported and every other connection on the
+// thread goes on.
 #pragma once
 
 #include <chrono>

@@ -167,10 +167,10 @@ void Relay::run() {
 void Relay::on_tcp(beast::error_code ec) {
   if (ec) return fail("connecting: " + ec.message());
   if (!secure_) return on_tls({});
-  member_ws_->next_layer().tls().async_handshake(net::ssl::stream_base::client,
-                                                 [self = shared_from_this()](beast::error_code ec) {
-                                                   self->guard([&] { self->on_tls(ec); });
-                                                 });
+  member_ws_->next_layer().async_handshake(net::ssl::stream_base::client,
+                                           [self = shared_from_this()](beast::error_code ec) {
+                                             self->guard([&] { self->on_tls(ec); });
+                                           });
 }
 
 void Relay::on_tls(beast::error_code ec) {

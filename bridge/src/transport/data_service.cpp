@@ -149,7 +149,7 @@ namespace {
 template <class Done>
 void tls_handshake(tb::net::AnyStream& s, Done done) {
   if (!s.is_tls()) return done(beast::error_code{});
-  s.tls().async_handshake(net::ssl::stream_base::client, std::move(done));
+  s.async_handshake(net::ssl::stream_base::client, std::move(done));
 }
 }  // namespace
 

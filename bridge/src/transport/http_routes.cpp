@@ -46,7 +46,7 @@ void HttpConnection::run() {
   // The handshake shares the request's 30 s: a client that connects and sends nothing holds its
   // slot no longer than a plain one.
   stream_.expires_after(std::chrono::seconds(30));
-  stream_.tls().async_handshake(
+  stream_.async_handshake(
       boost::asio::ssl::stream_base::server, [self = shared_from_this()](beast::error_code ec) {
         if (ec) {
           const auto n = self->host_.counters.add(Count::kTlsHandshakesFailed);
@@ -157,7 +157,7 @@ void HttpConnection::respond(const Request& req, http::status status, std::strin
         if (self->stream_.is_tls()) {
           // close_notify, bounded: a peer that never answers it is dropped at the expiry.
           self->stream_.expires_after(std::chrono::seconds(5));
-          self->stream_.tls().async_shutdown([self](beast::error_code) { self->stream_.close(); });
+          self->stream_.async_shutdown([self](beast::error_code) { self->stream_.close(); });
           return;
         }
         beast::error_code ec;
