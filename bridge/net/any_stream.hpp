@@ -171,6 +171,7 @@ class AnyStream {
   void shutdown(DoneHandler handler);
   void teardown_async(boost::beast::role_type role, DoneHandler handler);
 
+ private:
   std::variant<Plain, Tls> s_;
 };
 
