@@ -7,6 +7,7 @@
 
 #include "ops_listing.hpp"
 #include "serve_command.hpp"
+#include "torchbridge/bridge/host_malloc.hpp"
 #include "torchbridge/ir/profile.hpp"
 #include "torchbridge/libtorch/libtorch.hpp"
 #include "torchbridge/libtorch/models.hpp"
@@ -36,8 +37,9 @@ int main(int argc, char** argv) {
                            tb::kVersion, tb::ir::describe_served())};
   // Every wire version served, one per Burn release: a session speaks the one its Init names.
   app.set_version_flag(
-      "--version", fmt::format("torchbridge {} ({}; {})", tb::kVersion, tb::ir::describe_served(),
-                               tb::backend::libtorch::describe_libtorch()));
+      "--version",
+      fmt::format("torchbridge {} ({}; {}; malloc {})", tb::kVersion, tb::ir::describe_served(),
+                  tb::backend::libtorch::describe_libtorch(), tb::bridge::malloc_name()));
   app.require_subcommand(1);
 
   tb::cli::ServeArgs s;

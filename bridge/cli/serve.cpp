@@ -17,6 +17,7 @@
 #include "json_text.hpp"
 #include "serve_command.hpp"
 #include "torchbridge/bridge/c10d_federation.hpp"
+#include "torchbridge/bridge/host_malloc.hpp"
 #include "torchbridge/decimal.hpp"
 #include "torchbridge/ir/profile.hpp"
 #include "torchbridge/libtorch/threads.hpp"
@@ -119,12 +120,12 @@ void print_start_line(const std::string& address, const std::string& devices,
   std::cout
       << fmt::format(
              "torchbridge {} serving {} remote sessions on {} ({}; devices: {}; threads: "
-             "{}, io {})\n"
+             "{}, io {}; malloc {})\n"
              "Point a Burn program at it:  BURN_DEVICE=remote BURN_REMOTE_ADDRESS={} cargo run\n"
              "(or in code: Device::remote_options(&RemoteHost::websocket(\"{}\")).init()). Ctrl-C "
              "stops the host.\n",
              kVersion, ir::describe_served(), address, backend::libtorch::describe_libtorch(),
-             devices, threads, io_threads, address, address)
+             devices, threads, io_threads, bridge::malloc_name(), address, address)
       << models << std::flush;
 }
 

@@ -13,6 +13,7 @@
 #include "metrics.hpp"
 #include "net/io_loop.hpp"
 #include "net/tls.hpp"
+#include "torchbridge/bridge/host_malloc.hpp"
 #include "torchbridge/ir/block_cache.hpp"
 #include "transport/listener.hpp"
 
@@ -86,6 +87,7 @@ struct Host::Impl {
           state.data.expire(now);
           state.message_blocks->expire(now);
           release_idle_devices();
+          release_idle_host_memory();
         },
         [](const std::string& what) { spdlog::error("expiring exposures: {}", what); });
   }
@@ -96,6 +98,15 @@ struct Host::Impl {
       const auto m = state.devices[i]->memory();
       if (m.reserved > m.allocated) state.devices[i]->release_cached_memory();
     }
+  }
+  // Once each time the host turns idle (no session's worker left, and a session seen since the
+  // last release): the allocator's free pages go back to the system, as a GPU's cache does above.
+  std::uint64_t sessions_released = 0;
+  void release_idle_host_memory() {
+    const std::uint64_t seen = state.counters.value(Count::kSessionsTotal);
+    if (seen == sessions_released || state.sessions.open() != 0) return;
+    sessions_released = seen;
+    release_free_host_memory();
   }
   // An io thread's loop: a handler that throws (each is guarded; this is the last resort) is
   // logged and the loop goes on serving every other connection.
