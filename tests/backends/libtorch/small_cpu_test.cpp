@@ -297,5 +297,46 @@ TEST(SmallCpu, CopyIntoIsAViewsCopy) {
   EXPECT_TRUE(at::equal(x, at::zeros({4, 3}))) << "a refusal leaves dst untouched";
 }
 
+// The outer product is ATen's matmul of inner dimension 1, bit for bit: zeros of either sign,
+// infinities, NaN (the payload of NaN times NaN included), subnormals; the views Burn's LU
+// multiplies (a column and a row of one matrix), a batch of one, and where it hands over.
+TEST(SmallCpu, OuterProductIsAtensMatmulBitForBit) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const double inf = std::numeric_limits<double>::infinity();
+  for (const auto dtype : {at::kFloat, at::kDouble}) {
+    at::Tensor m = at::randn({37, 29}, dtype);
+    m.view(-1).slice(0, 0, 10).copy_(
+        at::tensor({-0.0, 0.0, -nan, nan, -inf, inf, 1e-40, -1e-300, 3.0, -2.5}, dtype));
+    m.select(1, 0).slice(0, 20, 26).copy_(at::tensor({-0.0, 0.0, inf, -1.0, nan, 1e-30}, dtype));
+    const std::vector<std::pair<std::string, std::pair<at::Tensor, at::Tensor>>> cases = {
+        {"column by row of one matrix",
+         {m.slice(0, 1).slice(1, 0, 1), m.slice(0, 0, 1).slice(1, 1)}},
+        {"contiguous", {m.slice(1, 0, 1).contiguous(), m.slice(0, 3, 4).contiguous()}},
+        {"stepped row", {m.slice(1, 2, 3), m.slice(0, 5, 6).slice(1, 0, 29, 3)}},
+        {"transposed", {m.slice(0, 0, 1).t(), m.slice(1, 4, 5).t()}},
+        {"a batch of one", {m.slice(1, 0, 1).unsqueeze(0), m.slice(0, 2, 3).unsqueeze(0)}},
+        {"empty", {m.slice(0, 0, 0).slice(1, 0, 1), m.slice(0, 0, 1)}},
+    };
+    for (const auto& [what, operands] : cases) {
+      const auto& [lhs, rhs] = operands;
+      const auto ours = small_cpu::outer_product(lhs, rhs);
+      ASSERT_TRUE(ours.has_value()) << what;
+      EXPECT_TRUE(ours->is_contiguous()) << what;
+      EXPECT_TRUE(same_bits(*ours, at::matmul(lhs, rhs))) << what << " " << dtype;
+    }
+  }
+  EXPECT_FALSE(small_cpu::outer_product(at::ones({4, 2}), at::ones({2, 3}))) << "inner dim 2";
+  EXPECT_FALSE(small_cpu::outer_product(at::ones({4, 1}), at::ones({1, 3}, at::kDouble)))
+      << "mixed dtypes: the caller converts";
+  EXPECT_FALSE(small_cpu::outer_product(at::ones({4, 1}, at::kHalf), at::ones({1, 3}, at::kHalf)));
+  EXPECT_FALSE(small_cpu::outer_product(at::ones({2, 4, 1}), at::ones({1, 1, 3})))
+      << "broadcast batches: ATen's";
+  EXPECT_FALSE(small_cpu::outer_product(at::ones({2, 4, 1}), at::ones({2, 1, 3})))
+      << "several matrices: ATen's bmm sums into a zero, so a -0 product is +0 there";
+  EXPECT_FALSE(small_cpu::outer_product(at::ones({1025, 1}), at::ones({1, 1024})))
+      << "above 2^20 elements: ATen's threads";
+  EXPECT_TRUE(small_cpu::outer_product(at::ones({1024, 1}), at::ones({1, 1024})));
+}
+
 }  // namespace
 }  // namespace tb::backend::libtorch

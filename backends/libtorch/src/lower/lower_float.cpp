@@ -118,6 +118,7 @@ Status lower_Float_Matmul(OpContext& ctx, const ir::MatmulOpIr& op) {
   at::ScalarType st = at::promote_types(lhs.scalar_type(), rhs.scalar_type());
   // Half matmul: no CPU kernel in older LibTorch; burn-flex accumulates in f32 as well.
   if (is_half(st) && ctx.device().is_cpu()) st = at::kFloat;
+  if (auto outer = small_cpu::outer_product(lhs, rhs)) return ctx.out(op.out, *outer);
   return ctx.out(op.out, at::matmul(lhs.to(st), rhs.to(st)));
 }
 

@@ -61,6 +61,12 @@ bool scatter_add_(at::Tensor& self, std::int64_t dim, const at::Tensor& index,
 // value sharing dst's memory included).
 bool copy_into(at::Tensor& dst, at::IntArrayRef sizes, at::IntArrayRef strides, std::int64_t offset,
                const at::Tensor& value);
+// at::matmul(lhs, rhs) where the inner dimension is 1 (lhs [..., m, 1], rhs [..., 1, n], batch
+// dims all 1), f32 or f64 CPU tensors of any strides and size: the outer product as one loop
+// per row, bit for bit the GEMM's. Burn's LU updates its trailing block with one at every pivot,
+// 6 us each through ATen's matmul for an average of 28,000 elements. Nullopt where the loop does
+// not apply (ATen then answers, its errors included), and above 2^20 elements (ATen's threads).
+std::optional<at::Tensor> outer_product(const at::Tensor& lhs, const at::Tensor& rhs);
 // at::zeros, with the memory of a small CPU tensor cleared by memset rather than by a fill
 // kernel: Burn's autodiff makes a zero tensor for every slice it differentiates (CTC's backward
 // makes thousands of [2, 129] ones), and the fill's TensorIterator cost more than the memset.
