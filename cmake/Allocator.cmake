@@ -17,8 +17,11 @@ if(NOT TB_ALLOCATOR STREQUAL "system" AND NOT TB_SANITIZE)
   # The minimal build: no heap profiler, no libunwind (nothing we use needs them).
   find_library(TB_TCMALLOC_LIBRARY NAMES tcmalloc_minimal libtcmalloc_minimal.so.4)
   if(TB_TCMALLOC_LIBRARY)
+    # The file itself, not the soname's symlink: the wheel copies it (bridge/cli/CMakeLists.txt),
+    # and a copied symlink would dangle there.
+    file(REAL_PATH "${TB_TCMALLOC_LIBRARY}" _tb_tcmalloc_file)
     add_library(tb_tcmalloc SHARED IMPORTED)
-    set_target_properties(tb_tcmalloc PROPERTIES IMPORTED_LOCATION "${TB_TCMALLOC_LIBRARY}"
+    set_target_properties(tb_tcmalloc PROPERTIES IMPORTED_LOCATION "${_tb_tcmalloc_file}"
                                                  IMPORTED_SONAME "libtcmalloc_minimal.so.4")
     set(TB_MALLOC "tcmalloc")
   elseif(TB_ALLOCATOR STREQUAL "tcmalloc")
