@@ -129,7 +129,30 @@ std::shared_ptr<FailureLog::Failure> LibTorchExecutor::record(const Error& error
   return failures_.record(error);
 }
 
+void LibTorchExecutor::flush_deferred_subtract() {
+  if (!deferred_.pending()) return;
+  const std::uint64_t id = deferred_.out_id();
+  const Status s = aten_guard("computing a subtraction", [&] {
+    at::AutoDispatchBelowADInplaceOrView below_autograd;
+    deferred_.materialize();
+    return ok();
+  });
+  if (!s) {
+    deferred_.clear();
+    poison(id, record(s.error()));
+  }
+}
+
+bool LibTorchExecutor::try_defer_subtract(const ir::OperationIr& op) {
+  if (!fuse_ || !run_.empty() || op.kind != ir::OpKind::NumericFloat_Sub) return false;
+  bool deferred = false;
+  // An allocation that fails leaves the op to its lowering, which reports it.
+  const Status s = aten_guard("", [&] { deferred = deferred_.try_defer(op, handles_); });
+  return s && deferred;
+}
+
 void LibTorchExecutor::flush_run() {
+  flush_deferred_subtract();
   if (run_.empty()) return;
   const auto started = profile_ ? OpProfile::Clock::now() : OpProfile::Clock::time_point();
   const std::size_t ops = run_.size();
@@ -154,7 +177,7 @@ Status LibTorchExecutor::execute(const ir::OperationIr& op) {
   const Status s = execute_op(op);
   // An op that does not join the run flushes it: a run is left only by one the op joined.
   profile_->op(op.kind, OpProfile::Clock::now() - started - (profile_->flushed() - flushed_before),
-               !run_.empty());
+               has_deferred());
   return s;
 }
 
@@ -162,6 +185,15 @@ Status LibTorchExecutor::execute(const ir::OperationIr& op) {
 // only when it touches a quantized tensor), commit its outputs or its failure.
 Status LibTorchExecutor::execute_op(const ir::OperationIr& op) {
   ++stats_.ops;
+  // A deferred subtraction is computed first, unless this op may take it in place.
+  const bool absorbing = deferred_.pending() && deferred_.prepare_absorb(op, handles_);
+  if (!absorbing) flush_deferred_subtract();
+  struct Done {
+    DeferredSubtract* d;
+    ~Done() {
+      if (d) d->clear();
+    }
+  } done{absorbing ? &deferred_ : nullptr};
   if (fuse_ && run_.try_add(op, handles_)) return ok();
   if (!run_.empty()) {
     flush_run();
@@ -177,6 +209,7 @@ Status LibTorchExecutor::execute_op(const ir::OperationIr& op) {
     default:
       break;
   }
+  if (try_defer_subtract(op)) return ok();
   // The statuses stay where they are made (commit reads their errors): an Error is two strings,
   // and moving it from step to step showed in the per-op cost.
   std::shared_ptr<FailureLog::Failure> inherited;  // a poisoned input's failure
@@ -188,6 +221,7 @@ Status LibTorchExecutor::execute_op(const ir::OperationIr& op) {
   }
   Context ctx(rewrite ? rewrite->plain() : op, device_, generator_, custom_ops_.get());
   ctx.quant_encoding = quant_encoding();
+  if (absorbing && !rewrite) ctx.deferred_value = &deferred_;
   if (!rewrite) ctx.handles = &handles_;
   ScratchLease<Scratch, Context> lease(*scratch_, ctx);
   const Status ran = run(ctx, rewrite ? &*rewrite : nullptr);

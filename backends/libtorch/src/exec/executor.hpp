@@ -9,6 +9,7 @@
 
 #include <ATen/ATen.h>
 
+#include "exec/deferred_subtract.hpp"
 #include "exec/elementwise_run.hpp"
 #include "exec/failure_log.hpp"
 #include "exec/handle_table.hpp"
@@ -75,7 +76,7 @@ class LibTorchExecutor final : public Executor {
                                             : quant::Encoding::kMulInverseHalfAway;
   }
   Status execute(const ir::OperationIr& op) override;
-  bool has_deferred() const override { return !run_.empty(); }
+  bool has_deferred() const override { return !run_.empty() || deferred_.pending(); }
   Status sync() override;
   void fail(const Error& error, const std::vector<ir::TensorId>& poisoned) override;
   ir::DTypeUsageSet dtype_usage(const ir::DType& dtype) override;
@@ -94,6 +95,8 @@ class LibTorchExecutor final : public Executor {
   at::Tensor stored(std::uint64_t id) const;
   // For tests: the ops deferred now.
   std::size_t deferred_ops() const { return run_.size(); }
+  // For tests: the deferred subtractions written in place by a slice assignment.
+  std::uint64_t subtractions_in_place() const { return deferred_.absorbed(); }
   // For tests: the quantized tensor under an id (nullptr when none).
   const quant::QTensor* stored_quantized(std::uint64_t id) const;
 
@@ -118,8 +121,12 @@ class LibTorchExecutor final : public Executor {
   // A new failure, to be reported by the next sync unless a read reports it first.
   std::shared_ptr<FailureLog::Failure> record(const Error& error);
   void device_sync();
-  // Runs the deferred element-wise ops (a failure poisons their outputs).
+  // Runs what is deferred: the subtraction, then the element-wise ops (a failure poisons their
+  // outputs).
   void flush_run();
+  void flush_deferred_subtract();
+  // Defers `op` where deferred_subtract.hpp says (false where it does not, or cannot allocate).
+  bool try_defer_subtract(const ir::OperationIr& op);
 
   at::Device device_;
   std::shared_ptr<const CustomOpRegistry> custom_ops_;
@@ -134,6 +141,8 @@ class LibTorchExecutor final : public Executor {
   // Element-wise ops deferred to run as one (elementwise_run.hpp); every other entry point runs
   // them first.
   ElementwiseRun run_;
+  // A subtraction held back by one op for the slice assignment that may take it in place.
+  DeferredSubtract deferred_;
   std::unique_ptr<OpProfile> profile_ = OpProfile::from_env();  // TB_OP_PROFILE
   bool fuse_;
 };

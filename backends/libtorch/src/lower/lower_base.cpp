@@ -158,6 +158,15 @@ Status lower_Base_SliceAssign(OpContext& ctx, const ir::SliceAssignOpIr& op) {
   const at::Tensor* own = ctx.exclusive(op.tensor);
   at::Tensor result = own ? *own : ctx.in(op.tensor).clone(at::MemoryFormat::Contiguous);
   TB_TRY_ASSIGN(auto region, slice_region(ctx, result, op.ranges));
+  if (DeferredValue* deferred = ctx.deferred_value) {
+    // The value is `t[r] - w`, not computed yet: written into the region itself where that is
+    // the region and `t` is ours to update (Burn's LU's trailing update), else computed now.
+    if (own && region.flips.empty() &&
+        deferred->absorb_into(result, region.sizes, region.strides, region.offset)) {
+      return ctx.out(op.out, result);
+    }
+    deferred->compute_from(ctx.in(op.tensor));
+  }
   const at::Tensor& value = ctx.in(op.value);
   // A small region is one loop, without the view and the copy's TensorIterator (Burn's LU assigns
   // a row or a column of its matrix at every step).

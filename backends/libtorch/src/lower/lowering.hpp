@@ -29,6 +29,23 @@
 
 namespace tb::backend::libtorch {
 
+// The value a slice assignment assigns, where the executor deferred computing it: `base[region] -
+// w` for the region of a view of the tensor assigned into (exec/deferred_subtract.hpp). Set only
+// for that op; the lowering takes it in place or has it computed.
+class DeferredValue {
+ public:
+  // Writes the value into `target`'s region (sizes, strides, storage offset) where that region is
+  // the one it was deferred for and nothing else it reads is there; false otherwise.
+  virtual bool absorb_into(at::Tensor& target, at::IntArrayRef sizes, at::IntArrayRef strides,
+                           std::int64_t offset) = 0;
+  // Computes the value into the input tensor that holds it, reading the region of `base` (the
+  // tensor assigned into, unchanged since).
+  virtual void compute_from(const at::Tensor& base) = 0;
+
+ protected:
+  ~DeferredValue() = default;
+};
+
 class OpContext {
  public:
   struct Input {
@@ -91,6 +108,8 @@ class OpContext {
 
   // Filled by the executor.
   std::vector<Input> inputs;
+  // Set by the executor for a slice assignment whose value it deferred (see DeferredValue).
+  DeferredValue* deferred_value = nullptr;
 
  protected:
   // Called by out() once the value is validated and in the storage form of `held`.

@@ -1,0 +1,120 @@
+#include "exec/deferred_subtract.hpp"
+
+#include "runtime/dtype.hpp"
+
+namespace tb::backend::libtorch {
+
+namespace {
+
+// A region of a larger tensor laid out row-major (strides positive and decreasing over the dims
+// that are not 1): the subtraction's output, like at::sub's for it, is then contiguous.
+bool row_major_region(const at::Tensor& view) {
+  const auto elements = static_cast<std::uint64_t>(view.numel());
+  if (elements == 0 || view.storage().nbytes() <= elements * view.element_size()) return false;
+  std::int64_t inner = 0;  // elements one step of the next dim in spans
+  for (std::int64_t d = view.dim() - 1; d >= 0; --d) {
+    if (view.size(d) == 1) continue;
+    const std::int64_t stride = view.stride(d);
+    if (stride <= 0 || (inner == 0 ? stride != 1 : stride < inner)) return false;
+    inner = stride * view.size(d);
+  }
+  return true;
+}
+
+bool qualifies(const at::Tensor& view, const at::Tensor& w) {
+  const auto st = view.scalar_type();
+  return view.defined() && w.defined() && view.device().is_cpu() && w.device().is_cpu() &&
+         view.layout() == at::kStrided && w.layout() == at::kStrided &&
+         (st == at::kFloat || st == at::kDouble) && w.scalar_type() == st && !view.is_neg() &&
+         !w.is_neg() && view.has_storage() && w.has_storage() && view.sizes() == w.sizes() &&
+         w.is_contiguous() && !w.storage().is_alias_of(view.storage()) && row_major_region(view);
+}
+
+}  // namespace
+
+bool DeferredSubtract::try_defer(const ir::OperationIr& op, HandleTable& handles) {
+  if (pending() || op.kind != ir::OpKind::NumericFloat_Sub) return false;
+  const auto& p = op.as<ir::BinaryOpIr>();
+  const std::uint64_t lhs = p.lhs.id.value, rhs = p.rhs.id.value, out = p.out.id.value;
+  if (p.lhs.status != ir::TensorStatus::ReadWrite || p.rhs.status != ir::TensorStatus::ReadWrite ||
+      lhs == rhs || out == lhs || out == rhs || !(p.lhs.dtype == p.rhs.dtype) ||
+      !(p.out.dtype == p.lhs.dtype)) {
+    return false;
+  }
+  const auto a = handles.find(lhs), b = handles.find(rhs);
+  if (a == handles.end() || b == handles.end()) return false;
+  const Handle& ha = a->second;
+  const Handle& hb = b->second;
+  if (ha.failure || hb.failure || ha.q || hb.q || ha.held || hb.held) return false;
+  if (!qualifies(ha.tensor, hb.tensor) || ha.tensor.scalar_type() != storage_type(p.lhs.dtype) ||
+      !same_shape(ha.tensor.sizes(), p.out.shape.dims)) {
+    return false;
+  }
+  // What the subtraction would store (contiguous, as at::sub makes it here); the only call that
+  // may throw comes before anything changes.
+  at::Tensor result = at::empty(ha.tensor.sizes(), ha.tensor.options());
+  view_ = ha.tensor;
+  w_ = hb.tensor;
+  storage_ = view_.storage().unsafeGetStorageImpl();
+  sizes_.assign(view_.sizes().begin(), view_.sizes().end());
+  strides_.assign(view_.strides().begin(), view_.strides().end());
+  offset_ = view_.storage_offset();
+  out_id_ = out;
+  out_ = result;
+  // As the op's commit would: the consumed inputs go, the result is stored.
+  handles.erase(a);
+  handles.erase(rhs);
+  handles.set(out, Handle{std::move(result), nullptr, nullptr, std::nullopt});
+  return true;
+}
+
+bool DeferredSubtract::prepare_absorb(const ir::OperationIr& op, const HandleTable& handles) {
+  if (!pending() || op.kind != ir::OpKind::BaseFloat_SliceAssign) return false;
+  const auto& p = op.as<ir::SliceAssignOpIr>();
+  if (p.value.id.value != out_id_ || p.value.status != ir::TensorStatus::ReadWrite ||
+      p.tensor.id.value == out_id_) {
+    return false;
+  }
+  const auto t = handles.find(p.tensor.id.value);
+  if (t == handles.end() || t->second.failure || t->second.q || !t->second.tensor.defined() ||
+      !t->second.tensor.has_storage() ||
+      t->second.tensor.storage().unsafeGetStorageImpl() != storage_) {
+    return false;
+  }
+  view_ = at::Tensor();
+  return true;
+}
+
+bool DeferredSubtract::absorb_into(at::Tensor& target, at::IntArrayRef sizes,
+                                   at::IntArrayRef strides, std::int64_t offset) {
+  if (!target.has_storage() || target.storage().unsafeGetStorageImpl() != storage_ ||
+      target.scalar_type() != w_.scalar_type() || sizes != at::IntArrayRef(sizes_) ||
+      strides != at::IntArrayRef(strides_) || offset != offset_ ||
+      w_.storage().is_alias_of(target.storage())) {
+    return false;
+  }
+  at::Tensor region = target.as_strided(sizes, strides, offset);
+  // Its own output: each element is read, then written, by the same iteration.
+  at::sub_out(region, region, w_);
+  ++absorbed_;
+  return true;
+}
+
+void DeferredSubtract::compute_from(const at::Tensor& base) {
+  at::sub_out(out_, base.as_strided(sizes_, strides_, offset_), w_);
+}
+
+void DeferredSubtract::materialize() {
+  if (view_.defined()) at::sub_out(out_, view_, w_);
+  clear();
+}
+
+void DeferredSubtract::clear() {
+  out_ = at::Tensor();
+  view_ = at::Tensor();
+  w_ = at::Tensor();
+  storage_ = nullptr;
+  out_id_ = 0;
+}
+
+}  // namespace tb::backend::libtorch

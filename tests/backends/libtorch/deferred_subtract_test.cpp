@@ -1,0 +1,199 @@
+// The deferred subtraction (exec/deferred_subtract.hpp): Burn's LU step `t = t.slice_assign(r,
+// t.slice(r) - w)` written into `t` in place, and every other op stream around a deferred
+// subtraction, must leave what running each op through its lowering leaves: the same tensors bit
+// for bit (zeros' signs, infinities, NaN), the same live tensors. Each stream runs on an executor
+// that defers (the default) and on one that does not (BackendOptions::fuse_elementwise off); each
+// test also checks that the subtraction was deferred, and whether it was taken in place.
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+
+#include "backends/libtorch/op_test_util.hpp"
+#include "exec/executor.hpp"
+
+namespace tb::test {
+namespace {
+
+using backend::libtorch::LibTorchExecutor;
+
+struct Outcome {
+  std::vector<std::optional<TensorData>> reads;
+  std::uint64_t live_tensors = 0;
+  bool deferred_after_sub = false;
+  std::uint64_t in_place = 0;
+};
+
+class DeferredSubtract : public OpTest {
+ protected:
+  void SetUp() override {
+    if (test_device() != "cpu") GTEST_SKIP() << "subtractions are deferred on the CPU only";
+  }
+
+  // Values with every special an update meets: zeros of both signs, infinities, NaN, tiny ones.
+  static std::vector<double> values(std::size_t n, std::uint32_t seed) {
+    const double inf = std::numeric_limits<double>::infinity();
+    const std::vector<double> specials = {0.0, -0.0, inf, -inf, std::nan(""), 1e-40, -3.5};
+    std::mt19937 gen(seed);
+    std::uniform_real_distribution<double> dist(-2.0, 2.0);
+    std::vector<double> v(n);
+    for (std::size_t i = 0; i < n; ++i)
+      v[i] = i % 5 == 0 ? specials[i / 5 % specials.size()] : dist(gen);
+    return v;
+  }
+
+  // Runs `ops` after registering `inputs`; `sub` is the index of the subtraction in `ops`.
+  Outcome run_on(backend::Executor& e, std::size_t sub, const std::vector<OperationIr>& ops,
+                 const std::vector<TensorIr>& reads) {
+    Outcome o;
+    for (const auto& [t, v] : inputs_) {
+      EXPECT_TRUE(e.register_tensor(t.id, make_data(t.shape.dims, t.dtype, v)));
+    }
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+      const Status s = e.execute(ops[i]);
+      EXPECT_TRUE(s) << fmt::format("{}", ops[i]) << ": " << (s ? "" : s.error().what());
+      if (i == sub) o.deferred_after_sub = e.has_deferred();
+    }
+    EXPECT_TRUE(e.sync());
+    o.live_tensors = e.stats().live_tensors;
+    for (auto t : reads) {
+      t.status = TensorStatus::ReadOnly;
+      auto r = e.read_tensor(t);
+      o.reads.push_back(r ? std::optional<TensorData>(r.value()) : std::nullopt);
+    }
+    o.in_place = dynamic_cast<LibTorchExecutor&>(e).subtractions_in_place();
+    return o;
+  }
+
+  // The stream on both executors; returns the deferring one's outcome after comparing.
+  Outcome expect_same(std::size_t sub, const std::vector<OperationIr>& ops,
+                      const std::vector<TensorIr>& reads) {
+    backend::libtorch::BackendOptions eager_options;
+    eager_options.fuse_elementwise = false;
+    auto eager_backend = std::move(backend::libtorch::make_backend(eager_options)).value();
+    auto deferring = backend_->new_executor();
+    auto eager = eager_backend->new_executor();
+    const Outcome a = run_on(*deferring, sub, ops, reads);
+    const Outcome b = run_on(*eager, sub, ops, reads);
+    EXPECT_FALSE(b.deferred_after_sub);
+    EXPECT_EQ(a.live_tensors, b.live_tensors);
+    for (std::size_t i = 0; i < reads.size(); ++i) {
+      EXPECT_TRUE(a.reads[i] && b.reads[i]) << "read of #" << reads[i].id.value;
+      if (!a.reads[i] || !b.reads[i]) continue;
+      EXPECT_EQ(a.reads[i]->shape, b.reads[i]->shape);
+      // Bit for bit: one subtraction per element either way, by the same ATen kernel.
+      EXPECT_TRUE(a.reads[i]->bytes == b.reads[i]->bytes) << "tensor #" << reads[i].id.value;
+    }
+    return a;
+  }
+
+  TensorIr input(std::uint64_t id, Dims dims, std::uint32_t seed, DType dtype = DTypeKind::F32) {
+    auto t = tir(id, dims, dtype);
+    std::size_t n = 1;
+    for (auto d : dims) n *= d;
+    inputs_.emplace_back(t, values(n, seed));
+    return t;
+  }
+
+  std::vector<std::pair<TensorIr, std::vector<double>>> inputs_;
+};
+
+using SliceOp = PayloadOfT<OpKind::BaseFloat_Slice>;
+using AssignOp = PayloadOfT<OpKind::BaseFloat_SliceAssign>;
+using SubOp = PayloadOfT<OpKind::NumericFloat_Sub>;
+
+// t [6, 7]; a = t[1:, 2:] (a view); u = a - w; t2 = t.slice_assign([1:, 2:], u): in place.
+std::vector<OperationIr> lu_step(const TensorIr& t, const TensorIr& w, DType d = DTypeKind::F32) {
+  return {
+      make_op<OpKind::BaseFloat_Slice>(SliceOp{ro(t), {sl(1, 6), sl(2, 7)}, out(10, {5, 5}, d)}),
+      make_op<OpKind::NumericFloat_Sub>(SubOp{rw(tir(10, {5, 5}, d)), rw(w), out(11, {5, 5}, d)}),
+      make_op<OpKind::BaseFloat_SliceAssign>(
+          AssignOp{rw(t), {sl(1, 6), sl(2, 7)}, rw(tir(11, {5, 5}, d)), out(12, {6, 7}, d)}),
+  };
+}
+
+TEST_F(DeferredSubtract, TheLuStepIsWrittenInPlace) {
+  for (const DType d : {DType(DTypeKind::F32), DType(DTypeKind::F64)}) {
+    inputs_.clear();
+    const auto t = input(1, {6, 7}, 1, d);
+    const auto w = input(2, {5, 5}, 2, d);
+    const Outcome o = expect_same(1, lu_step(t, w, d), {tir(12, {6, 7}, d)});
+    EXPECT_TRUE(o.deferred_after_sub);
+    EXPECT_EQ(o.in_place, 1u) << d.name();
+  }
+}
+
+TEST_F(DeferredSubtract, ADifferenceReadByAnotherOpIsComputedFirst) {
+  const auto t = input(1, {6, 7}, 3);
+  const auto w = input(2, {5, 5}, 4);
+  auto ops = lu_step(t, w);
+  ops.pop_back();
+  ops.push_back(make_op<OpKind::NumericFloat_Neg>(UnaryOpIr{rw(tir(11, {5, 5})), out(13, {5, 5})}));
+  const Outcome o = expect_same(1, ops, {tir(13, {5, 5}), t});
+  EXPECT_TRUE(o.deferred_after_sub);
+  EXPECT_EQ(o.in_place, 0u);
+}
+
+TEST_F(DeferredSubtract, ADifferenceReadByTheClientIsComputedFirst) {
+  const auto t = input(1, {6, 7}, 5);
+  const auto w = input(2, {5, 5}, 6);
+  auto ops = lu_step(t, w);
+  ops.pop_back();
+  const Outcome o = expect_same(1, ops, {tir(11, {5, 5}), t});
+  EXPECT_TRUE(o.deferred_after_sub);
+}
+
+TEST_F(DeferredSubtract, AnotherRegionTakesTheComputedDifference) {
+  const auto t = input(1, {6, 7}, 7);
+  const auto w = input(2, {5, 5}, 8);
+  auto ops = lu_step(t, w);
+  ops.back() = make_op<OpKind::BaseFloat_SliceAssign>(
+      AssignOp{rw(t), {sl(0, 5), sl(0, 5)}, rw(tir(11, {5, 5})), out(12, {6, 7})});
+  const Outcome o = expect_same(1, ops, {tir(12, {6, 7})});
+  EXPECT_EQ(o.in_place, 0u);
+}
+
+TEST_F(DeferredSubtract, AReversedRegionTakesTheComputedDifference) {
+  const auto t = input(1, {6, 7}, 9);
+  const auto w = input(2, {5, 5}, 10);
+  auto ops = lu_step(t, w);
+  ops.back() = make_op<OpKind::BaseFloat_SliceAssign>(
+      AssignOp{rw(t), {sl(1, 6, -1), sl(2, 7)}, rw(tir(11, {5, 5})), out(12, {6, 7})});
+  const Outcome o = expect_same(1, ops, {tir(12, {6, 7})});
+  EXPECT_EQ(o.in_place, 0u);
+}
+
+TEST_F(DeferredSubtract, ATensorStillViewedElsewhereKeepsItsValues) {
+  const auto t = input(1, {6, 7}, 11);
+  const auto w = input(2, {5, 5}, 12);
+  auto ops = lu_step(t, w);
+  // A view of t's second row, read at the end: t may not be written in place.
+  ops.insert(ops.begin(),
+             make_op<OpKind::BaseFloat_Slice>(SliceOp{ro(t), {sl(1, 2)}, out(20, {1, 7})}));
+  const Outcome o = expect_same(2, ops, {tir(12, {6, 7}), tir(20, {1, 7})});
+  EXPECT_TRUE(o.deferred_after_sub);
+  EXPECT_EQ(o.in_place, 0u);
+}
+
+TEST_F(DeferredSubtract, AnAssignmentThatKeepsItsTensorLeavesItUnchanged) {
+  const auto t = input(1, {6, 7}, 13);
+  const auto w = input(2, {5, 5}, 14);
+  auto ops = lu_step(t, w);
+  ops.back() = make_op<OpKind::BaseFloat_SliceAssign>(
+      AssignOp{ro(t), {sl(1, 6), sl(2, 7)}, rw(tir(11, {5, 5})), out(12, {6, 7})});
+  const Outcome o = expect_same(1, ops, {tir(12, {6, 7}), t});
+  EXPECT_EQ(o.in_place, 0u);
+}
+
+TEST_F(DeferredSubtract, ASubtrahendInTheSameMemoryIsNotDeferred) {
+  const auto t = input(1, {6, 7}, 15);
+  // w is t[0:5, 0:5]: writing t's block in place would change w under the subtraction.
+  std::vector<OperationIr> ops = {
+      make_op<OpKind::BaseFloat_Slice>(SliceOp{ro(t), {sl(0, 5), sl(0, 5)}, out(2, {5, 5})})};
+  for (auto& op : lu_step(t, tir(2, {5, 5}))) ops.push_back(std::move(op));
+  const Outcome o = expect_same(2, ops, {tir(12, {6, 7})});
+  EXPECT_FALSE(o.deferred_after_sub);
+}
+
+}  // namespace
+}  // namespace tb::test
