@@ -321,11 +321,14 @@ fn check_same_group_answers(
 /// The op-heavy workloads, in the order of `Suite::heavy`.
 const HEAVY: [&str; 5] = ["lu_500", "lu_300x500", "det_300", "qr_96x160", "ctc_grad"];
 
-/// Seconds per run of each workload of a group on each host: wall clock, and the host's CPU time.
+/// Seconds per run of each workload of a group on each host: wall clock, the host's CPU time,
+/// and the client's (this process: Burn's client computes nothing, so its CPU time is what it
+/// spends recording, optimising and sending the program; no host can make a run shorter).
 #[derive(Clone)]
 struct GroupSamples {
     wall: Vec<Vec<f64>>,
     host_cpu: Vec<Vec<f64>>,
+    client_cpu: Vec<Vec<f64>>,
 }
 
 /// One repetition of a group's workloads on every host, the first host rotating.
@@ -341,9 +344,12 @@ fn time_group(
         let h = (rep + k) % n;
         for (i, (_, w)) in group(&mut suites[h]).iter_mut().enumerate() {
             let cpu_before = process_cpu_ns(pids[h]);
+            let client_before = process_cpu_ns(std::process::id());
             samples[i].wall[h].push(w.run().0);
+            let client = process_cpu_ns(std::process::id()).saturating_sub(client_before);
             let cpu = process_cpu_ns(pids[h]).saturating_sub(cpu_before);
             samples[i].host_cpu[h].push(cpu as f64 * 1e-9);
+            samples[i].client_cpu[h].push(client as f64 * 1e-9);
         }
     }
 }
@@ -353,7 +359,8 @@ fn group_samples(hosts: usize, workloads: usize) -> Vec<GroupSamples> {
     vec![
         GroupSamples {
             wall: empty.clone(),
-            host_cpu: empty
+            host_cpu: empty.clone(),
+            client_cpu: empty
         };
         workloads
     ]
@@ -371,6 +378,7 @@ fn group_figures(
         ratios.push(m[0] / m[1]);
         details.insert(format!("{name}_ms"), v);
         details.insert(format!("{name}_host_cpu_ms"), per_host(&s.host_cpu, 1e3).0);
+        details.insert(format!("{name}_client_cpu_ms"), per_host(&s.client_cpu, 1e3).0);
     }
     (geomean(&ratios), details)
 }
