@@ -5,6 +5,15 @@
 
 # scripts/cargo-env's target dir, also when CMake re-runs from a bare `ninja` without it: one Burn
 # build per version for every cargo command, never a second one under build/.
+# The crates' release opt-level, as scripts/cargo-env sets it (1 unless TB_CARGO_OPT_LEVEL says):
+# ctest's cargo runs then share scripts/test's build.
+if(DEFINED ENV{TB_CARGO_OPT_LEVEL})
+  set(_tb_opt_default "$ENV{TB_CARGO_OPT_LEVEL}")
+else()
+  set(_tb_opt_default 1)
+endif()
+set(TB_CARGO_OPT_LEVEL "${_tb_opt_default}" CACHE STRING "opt-level of the interop crates' builds")
+
 function(tb_cargo_target_dir out)
   set(dir "$ENV{CARGO_TARGET_DIR}")
   if(NOT dir AND NOT "$ENV{XDG_CACHE_HOME}" STREQUAL "")
@@ -32,7 +41,8 @@ function(tb_interop_crate prefix crate_dir)
   tb_cargo_target_dir(target_dir)
   set(env "TORCHBRIDGE_BIN=$<TARGET_FILE:torchbridge>"
           "TB_MAKE_TEST_MODULES=$<TARGET_FILE:tb_make_test_modules>"
-          "CARGO_TARGET_DIR=${target_dir}" "RUST_BACKTRACE=1")
+          "CARGO_TARGET_DIR=${target_dir}" "RUST_BACKTRACE=1"
+          "CARGO_PROFILE_RELEASE_OPT_LEVEL=${TB_CARGO_OPT_LEVEL}")
   if(TB_AOTI_MODELS_DIR)
     list(APPEND env "TB_AOTI_MODELS=${TB_AOTI_MODELS_DIR}")
   endif()
