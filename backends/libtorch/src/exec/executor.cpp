@@ -1,6 +1,6 @@
 // The executor's op path: an op's inputs resolved, its lowering run, its outputs committed (or its
-// failure recorded), deferred element-wise runs flushed, syncs and profiling windows. Tensors that
-// enter or leave the session other than through an op are executor_data.cpp's.
+// failure recorded), syncs and profiling windows. Tensors that enter or leave the session other
+// than through an op are executor_data.cpp's; what is deferred is run by executor_deferred.cpp.
 #include "exec/executor.hpp"
 
 #include <optional>
@@ -129,46 +129,6 @@ std::shared_ptr<FailureLog::Failure> LibTorchExecutor::record(const Error& error
   return failures_.record(error);
 }
 
-void LibTorchExecutor::flush_deferred_subtract() {
-  if (!deferred_.pending()) return;
-  const std::uint64_t id = deferred_.out_id();
-  const Status s = aten_guard("computing a subtraction", [&] {
-    at::AutoDispatchBelowADInplaceOrView below_autograd;
-    deferred_.materialize();
-    return ok();
-  });
-  if (!s) {
-    deferred_.clear();
-    poison(id, record(s.error()));
-  }
-}
-
-bool LibTorchExecutor::try_defer_subtract(const ir::OperationIr& op) {
-  if (!fuse_ || !run_.empty() || op.kind != ir::OpKind::NumericFloat_Sub) return false;
-  bool deferred = false;
-  // An allocation that fails leaves the op to its lowering, which reports it.
-  const Status s = aten_guard("", [&] { deferred = deferred_.try_defer(op, handles_); });
-  return s && deferred;
-}
-
-void LibTorchExecutor::flush_run() {
-  flush_deferred_subtract();
-  if (run_.empty()) return;
-  const auto started = profile_ ? OpProfile::Clock::now() : OpProfile::Clock::time_point();
-  const std::size_t ops = run_.size();
-  const Status ran = aten_guard("running a graph's element-wise ops", [&] {
-    at::AutoDispatchBelowADInplaceOrView below_autograd;  // as every op but a model's (run())
-    run_.flush(handles_);
-    return ok();
-  });
-  if (!ran) {
-    const auto failure = record(ran.error());
-    for (const std::uint64_t id : run_.outputs()) poison(id, failure);
-    run_.clear();
-  }
-  if (profile_) profile_->flush(OpProfile::Clock::now() - started, ops);
-}
-
 Status LibTorchExecutor::execute(const ir::OperationIr& op) {
   if (!profile_) return execute_op(op);
   // A flush the op starts is counted as the runs' time, not the op's.
@@ -186,7 +146,7 @@ Status LibTorchExecutor::execute(const ir::OperationIr& op) {
 Status LibTorchExecutor::execute_op(const ir::OperationIr& op) {
   ++stats_.ops;
   // A deferred subtraction is computed first, unless this op may take it in place.
-  const bool absorbing = deferred_.pending() && deferred_.prepare_absorb(op, handles_);
+  const bool absorbing = deferred_.prepare_absorb(op, handles_);
   if (!absorbing) flush_deferred_subtract();
   struct Done {
     DeferredSubtract* d;

@@ -1,0 +1,51 @@
+// What the executor defers, run when anything else reaches it: the held-back subtraction
+// (deferred_subtract.hpp) and the element-wise run (elementwise_run.hpp). A failure poisons what
+// they would have produced, as the ops' own failures would.
+#include <ATen/core/LegacyTypeDispatch.h>
+
+#include "exec/executor.hpp"
+#include "runtime/aten_guard.hpp"
+
+namespace tb::backend::libtorch {
+
+void LibTorchExecutor::flush_deferred_subtract() {
+  if (!deferred_.pending()) return;
+  const std::uint64_t id = deferred_.out_id();
+  const Status s = aten_guard("computing a subtraction", [&] {
+    at::AutoDispatchBelowADInplaceOrView below_autograd;
+    deferred_.materialize();
+    return ok();
+  });
+  if (!s) {
+    deferred_.clear();
+    poison(id, record(s.error()));
+  }
+}
+
+bool LibTorchExecutor::try_defer_subtract(const ir::OperationIr& op) {
+  if (!fuse_ || !run_.empty() || op.kind != ir::OpKind::NumericFloat_Sub) return false;
+  bool deferred = false;
+  // An allocation that fails leaves the op to its lowering, which reports it.
+  const Status s = aten_guard("", [&] { deferred = deferred_.try_defer(op, handles_); });
+  return s && deferred;
+}
+
+void LibTorchExecutor::flush_run() {
+  flush_deferred_subtract();
+  if (run_.empty()) return;
+  const auto started = profile_ ? OpProfile::Clock::now() : OpProfile::Clock::time_point();
+  const std::size_t ops = run_.size();
+  const Status ran = aten_guard("running a graph's element-wise ops", [&] {
+    at::AutoDispatchBelowADInplaceOrView below_autograd;  // as every op but a model's (run())
+    run_.flush(handles_);
+    return ok();
+  });
+  if (!ran) {
+    const auto failure = record(ran.error());
+    for (const std::uint64_t id : run_.outputs()) poison(id, failure);
+    run_.clear();
+  }
+  if (profile_) profile_->flush(OpProfile::Clock::now() - started, ops);
+}
+
+}  // namespace tb::backend::libtorch
