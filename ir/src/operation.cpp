@@ -5,6 +5,18 @@
 
 namespace tb::ir {
 
+OperationIr::OperationIr() = default;
+OperationIr::OperationIr(const OperationIr& other) = default;
+OperationIr::OperationIr(OperationIr&& other) noexcept = default;
+OperationIr& OperationIr::operator=(const OperationIr& other) = default;
+OperationIr& OperationIr::operator=(OperationIr&& other) noexcept = default;
+OperationIr::~OperationIr() = default;
+
+bool operator==(const OperationIr& a, const OperationIr& b) {
+  return a.kind == b.kind && (!category_has_dtype(a.category()) || a.dtype == b.dtype) &&
+         a.payload == b.payload;
+}
+
 namespace {
 
 template <class T, class V>

@@ -167,6 +167,16 @@ struct OperationIr {
   DType dtype;  // for NumericFloat, NumericInt and Float
   OpPayload payload;
 
+  // Defined once, in operation.cpp: inline, every unit that copied, moved, destroyed or compared
+  // an op instantiated the payload variant's machinery for all its alternatives again (about half
+  // of the compile time of a unit such as the graph cache's; docs/decisions.md, "A cold run").
+  OperationIr();
+  OperationIr(const OperationIr& other);
+  OperationIr(OperationIr&& other) noexcept;
+  OperationIr& operator=(const OperationIr& other);
+  OperationIr& operator=(OperationIr&& other) noexcept;
+  ~OperationIr();
+
   template <class P>
   const P& as() const {
     return std::get<P>(payload);
@@ -178,10 +188,7 @@ struct OperationIr {
   OpCategory category() const { return op_category(kind); }
   std::string_view name() const { return op_name(kind); }
 
-  friend bool operator==(const OperationIr& a, const OperationIr& b) {
-    return a.kind == b.kind && (!category_has_dtype(a.category()) || a.dtype == b.dtype) &&
-           a.payload == b.payload;
-  }
+  friend bool operator==(const OperationIr& a, const OperationIr& b);
   friend bool operator!=(const OperationIr& a, const OperationIr& b) { return !(a == b); }
 };
 
