@@ -3,8 +3,6 @@
 # TB_CARGO (cargo, or empty where it is missing) and TB_CARGO_ENV (the environment every cargo
 # command of these tests runs in) in the caller's scope.
 
-# scripts/cargo-env's target dir, also when CMake re-runs from a bare `ninja` without it: one Burn
-# build per version for every cargo command, never a second one under build/.
 # The crates' release opt-level, as scripts/cargo-env sets it (1 unless TB_CARGO_OPT_LEVEL says):
 # ctest's cargo runs then share scripts/test's build.
 if(DEFINED ENV{TB_CARGO_OPT_LEVEL})
@@ -14,6 +12,8 @@ else()
 endif()
 set(TB_CARGO_OPT_LEVEL "${_tb_opt_default}" CACHE STRING "opt-level of the interop crates' builds")
 
+# scripts/cargo-env's target dir, also when CMake re-runs from a bare `ninja` without it: one Burn
+# build per version for every cargo command, never a second one under build/.
 function(tb_cargo_target_dir out)
   set(dir "$ENV{CARGO_TARGET_DIR}")
   if(NOT dir AND NOT "$ENV{XDG_CACHE_HOME}" STREQUAL "")
