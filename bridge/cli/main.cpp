@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 
 #include "ops_listing.hpp"
+#include "replay_command.hpp"
 #include "serve_command.hpp"
 #include "torchbridge/bridge/host_malloc.hpp"
 #include "torchbridge/ir/profile.hpp"
@@ -62,8 +63,12 @@ int main(int argc, char** argv) {
   ops_cmd->add_option("--protocol", protocol,
                       "Only the leaves of this wire version (" + tb::ir::describe_served() + ")");
 
+  tb::cli::ReplayArgs replay_args;
+  auto* replay_cmd = tb::cli::add_replay_command(app, replay_args);
+
   CLI11_PARSE(app, argc, argv);
   if (*serve_cmd) return tb::cli::serve(std::move(s), argv);
+  if (*replay_cmd) return tb::cli::replay(replay_args, argv);
   if (*ops_cmd) {
     return tb::cli::list_ops(json       ? tb::cli::OpsFormat::kJson
                              : markdown ? tb::cli::OpsFormat::kMarkdown

@@ -204,6 +204,7 @@ void SessionConnection::dispatch(const ir::Bytes& bytes) {
   // is bounded by max_queued_bytes; its own limit counts what its tasks make of them).
   MemoryCharge queued(host_.account(), bytes.size());
   inbound_.release_charge();
+  if (capture_) capture_->write(bytes);
   auto content =
       read_session_frame(bytes, FrameSession{session_.profile, session_.id, origin_.peer});
   if (auto* rejected = std::get_if<FrameRejected>(&content)) {

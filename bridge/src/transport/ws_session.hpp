@@ -22,6 +22,7 @@
 #include "session/session_worker.hpp"
 #include "torchbridge/ir/profile.hpp"
 #include "torchbridge/ir/protocol.hpp"
+#include "transport/frame_capture.hpp"
 #include "transport/listener.hpp"
 #include "transport/session_inbound.hpp"
 #include "transport/session_writer.hpp"
@@ -106,6 +107,8 @@ class SessionConnection : public std::enable_shared_from_this<SessionConnection>
   // Set while reading is paused for back-pressure: with no read, write or timer pending, nothing
   // else holds the connection (the registry's pointer is weak), and it would close itself.
   std::shared_ptr<SessionConnection> paused_;
+  // Set where the operator asked for the session's frames on disk (TB_CAPTURE_DIR).
+  std::unique_ptr<FrameCapture> capture_;
   State state_ = State::kAccepting;
   bool worker_finished_ = false;
   bool torn_down_ = false;

@@ -112,6 +112,7 @@ void SessionConnection::open_session(const SessionWorker::Identity& identity) {
   queue_write(OutFrame::of_bytes(ir::encode(ir::TaskResponse{ir::InitResponse{info}, 0})));
   writer_.set_tagged(profile->framing == ir::Framing::kTagged);
   state_ = State::kRunning;
+  capture_ = FrameCapture::from_env(session_.id, profile->version);
   spdlog::info("session {:016x} opened from {} on device {} ({}), {}", session_.id, origin_.peer,
                identity.device_index, device->device_name(), ir::describe(*profile));
   read();
