@@ -114,11 +114,17 @@ void write_value(Writer& w, const DataMessage& v);
 // Reads the head of an externally tagged enum value: a bare string (a unit variant; has_payload
 // false) or a one-entry map whose value, the payload, is next (has_payload true).
 bool read_enum_head(Reader& r, const char* enum_name, std::string_view& variant, bool& has_payload);
-// Index of `name` in `names`, or -1.
+// Index of `name` in `names`, or -1 (every op of a frame names its category and its variant).
 template <class Names>
 int find_name(const Names& names, std::string_view name) {
-  for (std::size_t i = 0; i < names.size(); ++i)
-    if (names[i] == name) return static_cast<int>(i);
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    const std::string_view candidate = names[i];
+    if (candidate.size() != name.size()) continue;
+    // A loop the compiler keeps inline: names are a few bytes, and a call to memcmp cost more.
+    std::size_t k = 0;
+    while (k < name.size() && candidate[k] == name[k]) ++k;
+    if (k == name.size()) return static_cast<int>(i);
+  }
   return -1;
 }
 bool unknown_variant(Reader& r, const char* enum_name, std::string_view variant);

@@ -4,7 +4,7 @@
 
 namespace tb::ir {
 
-bool Reader::array(std::uint32_t& count) {
+bool Reader::array_slow(std::uint32_t& count) {
   if (!need(1)) return false;
   const std::uint8_t b = data_[pos_];
   std::uint64_t n = 0;
@@ -26,14 +26,11 @@ bool Reader::array(std::uint32_t& count) {
   return true;
 }
 
-bool Reader::array_of(std::uint32_t expected) {
-  std::uint32_t n = 0;
-  if (!array(n)) return false;
-  if (n != expected) return failf("expected array of {} elements, got {}", expected, n);
-  return true;
+bool Reader::count_mismatch(std::uint32_t expected, std::uint32_t got) {
+  return failf("expected array of {} elements, got {}", expected, got);
 }
 
-bool Reader::map(std::uint32_t& count) {
+bool Reader::map_slow(std::uint32_t& count) {
   if (!need(1)) return false;
   const std::uint8_t b = data_[pos_];
   std::uint64_t n = 0;

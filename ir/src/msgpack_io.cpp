@@ -66,7 +66,7 @@ std::string Reader::path_string() const {
   return out;
 }
 
-bool Reader::need(std::size_t n) {
+bool Reader::need_slow(std::size_t n) {
   if (failed_) return false;
   if (size_ - pos_ < n) {
     return failf("truncated input: need {} more byte(s) at offset {}, have {}", n, pos_,
@@ -84,14 +84,7 @@ bool Reader::read_be(std::size_t n, std::uint64_t& out) {
   return true;
 }
 
-MsgKind Reader::peek() const {
-  if (pos_ >= size_) return MsgKind::kEnd;
-  const std::uint8_t b = data_[pos_];
-  if (b <= 0x7f) return MsgKind::kUInt;
-  if (b <= 0x8f) return MsgKind::kMap;
-  if (b <= 0x9f) return MsgKind::kArray;
-  if (b <= 0xbf) return MsgKind::kStr;
-  if (b >= 0xe0) return MsgKind::kInt;
+MsgKind Reader::peek_marker(std::uint8_t b) {
   switch (b) {
     case 0xc0:
       return MsgKind::kNil;
@@ -169,7 +162,7 @@ bool Reader::boolean(bool& out) {
   return true;
 }
 
-bool Reader::u64(std::uint64_t& out) {
+bool Reader::u64_slow(std::uint64_t& out) {
   if (!need(1)) return false;
   const std::uint8_t b = data_[pos_];
   if (b <= 0x7f) {
@@ -192,7 +185,7 @@ bool Reader::u64(std::uint64_t& out) {
   return failf("expected unsigned integer, got {}", describe_next());
 }
 
-bool Reader::i64(std::int64_t& out) {
+bool Reader::i64_slow(std::int64_t& out) {
   if (!need(1)) return false;
   const std::uint8_t b = data_[pos_];
   if (b <= 0x7f || b >= 0xe0) {
@@ -270,7 +263,7 @@ bool Reader::f64(double& out) {
   return failf("expected float, got {}", describe_next());
 }
 
-bool Reader::str(std::string_view& out) {
+bool Reader::str_slow(std::string_view& out) {
   if (!need(1)) return false;
   const std::uint8_t b = data_[pos_];
   std::uint64_t len = 0;

@@ -31,8 +31,10 @@ bool is_error(const ir::TaskResponse& r) {
       r.content);
 }
 
-// One session: what SessionWorker::serve_tasks does with a runner, on this thread.
-Result<ReplayRun> replay_once(const CapturedSession& capture, HostState& host,
+// One session: what SessionWorker::serve_tasks does with a runner, on this thread. Never inlined:
+// profilers name it to leave the capture's reading out (callgrind --toggle-collect=
+// 'tb::bridge::(anonymous namespace)::replay_once*' collects the replay alone).
+[[gnu::noinline]] Result<ReplayRun> replay_once(const CapturedSession& capture, HostState& host,
                               std::uint64_t session_id) {
   const ir::ProtocolProfile* profile = ir::find_profile(capture.protocol);
   if (profile == nullptr) {

@@ -46,23 +46,106 @@ class Reader {
   explicit Reader(const Bytes& buffer, DecodeLimits limits = {});
 
   // Each returns false after recording an error; once failed, every later call fails too.
+  //
+  // The one-byte forms (fixint, fixstr, fixarray, fixmap) and the short integers are read inline:
+  // every id, dim, count and variant name of a frame is one. Decoding was a quarter of the host's
+  // instructions on the op-by-op frames of Burn's plain client, much of it calls for one byte
+  // (docs/benchmarks.md, Dec 7: replays). Every other form, and every error, goes out of line.
   bool nil();
   bool try_nil();  // consumes a nil if one is next
   bool boolean(bool& out);
-  bool u64(std::uint64_t& out);
-  bool i64(std::int64_t& out);
+  bool u64(std::uint64_t& out) {
+    if (!failed_ && pos_ < size_) {
+      const std::uint8_t b = data_[pos_];
+      if (b <= 0x7f) {
+        out = b;
+        ++pos_;
+        return true;
+      }
+      // uint8, uint16 and uint32: tensor ids, dims and byte counts.
+      if (b >= 0xcc && b <= 0xce) {
+        const std::size_t n = std::size_t{1} << (b - 0xcc);
+        if (size_ - pos_ - 1 >= n) {
+          std::uint64_t v = 0;
+          for (std::size_t i = 1; i <= n; ++i) v = (v << 8) | data_[pos_ + i];
+          pos_ += 1 + n;
+          out = v;
+          return true;
+        }
+      }
+    }
+    return u64_slow(out);
+  }
+  bool i64(std::int64_t& out) {
+    if (!failed_ && pos_ < size_) {
+      const std::uint8_t b = data_[pos_];
+      if (b <= 0x7f || b >= 0xe0) {
+        out = static_cast<std::int8_t>(b);
+        if (b <= 0x7f) out = b;
+        ++pos_;
+        return true;
+      }
+    }
+    return i64_slow(out);
+  }
   bool f64(double& out);
-  bool str(std::string_view& out);
+  bool str(std::string_view& out) {
+    if (!failed_ && pos_ < size_ && (data_[pos_] & 0xe0) == 0xa0) {
+      const std::size_t len = data_[pos_] & 0x1f;
+      if (size_ - pos_ - 1 >= len) {
+        out = std::string_view(reinterpret_cast<const char*>(data_ + pos_ + 1), len);
+        pos_ += 1 + len;
+        return true;
+      }
+    }
+    return str_slow(out);
+  }
   bool bin(Bytes& out);  // a view into the frame
-  bool array(std::uint32_t& count);
-  bool array_of(std::uint32_t expected);  // an array of exactly `expected` elements
-  bool map(std::uint32_t& count);
+  // Every element takes at least one byte: a count beyond the bytes left is refused before anyone
+  // sizes a container from it (a map's entries take two).
+  bool array(std::uint32_t& count) {
+    if (!failed_ && pos_ < size_ && (data_[pos_] & 0xf0) == 0x90) {
+      const std::size_t n = data_[pos_] & 0x0f;
+      if (size_ - pos_ - 1 >= n) {
+        ++pos_;
+        count = static_cast<std::uint32_t>(n);
+        return true;
+      }
+    }
+    return array_slow(count);
+  }
+  // An array of exactly `expected` elements.
+  bool array_of(std::uint32_t expected) {
+    std::uint32_t n = 0;
+    if (!array(n)) return false;
+    return n == expected || count_mismatch(expected, n);
+  }
+  bool map(std::uint32_t& count) {
+    if (!failed_ && pos_ < size_ && (data_[pos_] & 0xf0) == 0x80) {
+      const std::size_t n = data_[pos_] & 0x0f;
+      if (size_ - pos_ - 1 >= 2 * n) {
+        ++pos_;
+        count = static_cast<std::uint32_t>(n);
+        return true;
+      }
+    }
+    return map_slow(count);
+  }
   bool skip();
 
   // The raw bytes read since `start` (a position()), as a view into the frame.
   Bytes slice_from(std::size_t start) const { return buffer_.slice(start, pos_ - start); }
 
-  MsgKind peek() const;
+  MsgKind peek() const {
+    if (pos_ >= size_) return MsgKind::kEnd;
+    const std::uint8_t b = data_[pos_];
+    if (b <= 0x7f) return MsgKind::kUInt;
+    if (b <= 0x8f) return MsgKind::kMap;
+    if (b <= 0x9f) return MsgKind::kArray;
+    if (b <= 0xbf) return MsgKind::kStr;
+    if (b >= 0xe0) return MsgKind::kInt;
+    return peek_marker(b);
+  }
   bool at_end() const { return pos_ == size_; }
   std::size_t remaining() const { return size_ - pos_; }
   std::size_t position() const { return pos_; }
@@ -92,7 +175,15 @@ class Reader {
     const char* name;
     std::int64_t index;
   };
-  bool need(std::size_t n);
+  bool need(std::size_t n) { return (!failed_ && size_ - pos_ >= n) || need_slow(n); }
+  bool need_slow(std::size_t n);
+  static MsgKind peek_marker(std::uint8_t b);
+  bool u64_slow(std::uint64_t& out);
+  bool i64_slow(std::int64_t& out);
+  bool str_slow(std::string_view& out);
+  bool array_slow(std::uint32_t& count);
+  bool map_slow(std::uint32_t& count);
+  bool count_mismatch(std::uint32_t expected, std::uint32_t got);
   bool skip_depth(std::uint32_t depth);
   bool read_be(std::size_t n, std::uint64_t& out);
   std::string path_string() const;
