@@ -159,6 +159,28 @@ TEST(FrameCapture, ALiveSessionCapturedReplaysItsOpsAndAnswers) {
   }
 }
 
+// The client names its session (and Burn's reopens the same id after a lost connection): a second
+// capture of an id gets a file of its own, and the first is kept whole.
+TEST(FrameCapture, ASessionIdCapturedAgainGetsAFileOfItsOwn) {
+  const TempDir dir("again");
+  ::setenv("TB_CAPTURE_DIR", dir.path.c_str(), 1);
+  auto first = FrameCapture::from_env(0xabc, kProtocolVersion);
+  auto second = FrameCapture::from_env(0xabc, kProtocolVersion);
+  ::unsetenv("TB_CAPTURE_DIR");
+  ASSERT_NE(first, nullptr);
+  ASSERT_NE(second, nullptr);
+  first->write(bytes("first's"));
+  second->write(bytes("second's"));
+  auto a = read_capture((dir / "session-0000000000000abc.tbcap").string());
+  auto b = read_capture((dir / "session-0000000000000abc-1.tbcap").string());
+  ASSERT_TRUE(a) << a.error().what();
+  ASSERT_TRUE(b) << b.error().what();
+  ASSERT_EQ(a.value().frames.size(), 1u);
+  ASSERT_EQ(b.value().frames.size(), 1u);
+  EXPECT_EQ(text(a.value().frames[0]), "first's");
+  EXPECT_EQ(text(b.value().frames[0]), "second's");
+}
+
 TEST(FrameCapture, AFrameTheHostWouldRefuseEndsTheReplayNamingIt) {
   const TempDir dir("refused");
   const auto path = (dir / "s.tbcap").string();

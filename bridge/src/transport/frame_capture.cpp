@@ -48,15 +48,31 @@ std::unique_ptr<FrameCapture> FrameCapture::from_env(std::uint64_t session_id,
                                                      std::uint16_t protocol) {
   const char* dir = std::getenv("TB_CAPTURE_DIR");
   if (dir == nullptr || *dir == '\0') return nullptr;
-  const std::string path = fmt::format("{}/session-{:016x}.tbcap", dir, session_id);
-  auto capture = open(path, protocol, max_bytes_from_env());
-  if (capture) spdlog::info("session {:016x}: capturing its frames to {}", session_id, path);
-  return capture;
+  // A file of its own, never an earlier one overwritten: the client names its session, and Burn's
+  // client opens a session of the same id again after a lost connection.
+  constexpr int kNames = 1000;
+  for (int n = 0; n < kNames; ++n) {
+    const std::string path = n == 0
+                                 ? fmt::format("{}/session-{:016x}.tbcap", dir, session_id)
+                                 : fmt::format("{}/session-{:016x}-{}.tbcap", dir, session_id, n);
+    std::FILE* file = std::fopen(path.c_str(), "wbx");
+    if (file == nullptr && errno == EEXIST) continue;
+    auto capture = start(file, path, protocol, max_bytes_from_env());
+    if (capture) spdlog::info("session {:016x}: capturing its frames to {}", session_id, path);
+    return capture;
+  }
+  spdlog::warn("session {:016x}: not captured, {} captures of it are in {} already", session_id,
+               kNames, dir);
+  return nullptr;
 }
 
 std::unique_ptr<FrameCapture> FrameCapture::open(const std::string& path, std::uint16_t protocol,
                                                  std::uint64_t max_bytes) {
-  std::FILE* file = std::fopen(path.c_str(), "wb");
+  return start(std::fopen(path.c_str(), "wb"), path, protocol, max_bytes);
+}
+
+std::unique_ptr<FrameCapture> FrameCapture::start(std::FILE* file, const std::string& path,
+                                                  std::uint16_t protocol, std::uint64_t max_bytes) {
   if (file == nullptr) {
     spdlog::warn("cannot capture frames to {}: {}", path, std::strerror(errno));
     return nullptr;

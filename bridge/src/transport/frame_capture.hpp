@@ -22,8 +22,9 @@ namespace tb::bridge {
 
 class FrameCapture {
  public:
-  // A capture of session `session_id` under TB_CAPTURE_DIR, or null when that is unset or its file
-  // cannot be created (logged).
+  // A capture of session `session_id` under TB_CAPTURE_DIR, in a file no earlier capture has
+  // (session-<id>.tbcap, else session-<id>-<n>.tbcap), or null when the variable is unset or no
+  // file can be created (logged).
   static std::unique_ptr<FrameCapture> from_env(std::uint64_t session_id, std::uint16_t protocol);
   // A capture into `path`, holding at most `max_bytes` of frames; null when it cannot be created.
   static std::unique_ptr<FrameCapture> open(const std::string& path, std::uint16_t protocol,
@@ -40,6 +41,9 @@ class FrameCapture {
  private:
   FrameCapture(std::FILE* file, std::string path, std::uint64_t max_bytes)
       : file_(file), path_(std::move(path)), max_bytes_(max_bytes) {}
+  // Writes the header to `file` (null: `path` could not be opened, logged) and owns it.
+  static std::unique_ptr<FrameCapture> start(std::FILE* file, const std::string& path,
+                                             std::uint16_t protocol, std::uint64_t max_bytes);
   void stop();
 
   std::FILE* file_;
