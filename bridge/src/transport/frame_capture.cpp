@@ -107,7 +107,8 @@ void FrameCapture::write(const ir::Bytes& frame) {
   }
   const auto length = little_endian<8>(frame.size());
   if (std::fwrite(length.data(), 1, length.size(), file_) != length.size() ||
-      std::fwrite(frame.data(), 1, frame.size(), file_) != frame.size()) {
+      // An empty frame's data may be null, which fwrite must not be given even for no bytes.
+      (frame.size() != 0 && std::fwrite(frame.data(), 1, frame.size(), file_) != frame.size())) {
     spdlog::warn("capture {}: write failed ({}); later frames are not captured", path_,
                  std::strerror(errno));
     return stop();
