@@ -162,14 +162,11 @@ bool Reader::boolean(bool& out) {
   return true;
 }
 
+// The forms u64() and i64() read inline (msgpack_io.hpp) never reach these: only a failed reader,
+// the end of input, the other forms and the errors do.
 bool Reader::u64_slow(std::uint64_t& out) {
   if (!need(1)) return false;
   const std::uint8_t b = data_[pos_];
-  if (b <= 0x7f) {
-    out = b;
-    ++pos_;
-    return true;
-  }
   if (b >= 0xcc && b <= 0xcf) {
     ++pos_;
     return read_be(std::size_t{1} << (b - 0xcc), out);
@@ -188,12 +185,6 @@ bool Reader::u64_slow(std::uint64_t& out) {
 bool Reader::i64_slow(std::int64_t& out) {
   if (!need(1)) return false;
   const std::uint8_t b = data_[pos_];
-  if (b <= 0x7f || b >= 0xe0) {
-    out = static_cast<std::int8_t>(b);
-    if (b <= 0x7f) out = b;
-    ++pos_;
-    return true;
-  }
   if (b >= 0xcc && b <= 0xcf) {
     std::uint64_t v = 0;
     ++pos_;

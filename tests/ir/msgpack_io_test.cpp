@@ -172,6 +172,84 @@ TEST(Reader, ErrorsCarryThePath) {
 }
 
 // msgpack-cxx is the oracle: whatever it packs, we read; whatever we write, it reads alike.
+// The forms read inline (msgpack_io.hpp) against msgpack-cxx, at every first byte and every length
+// of input after it: a value msgpack-cxx reads whole is read the same, to the same position; one
+// cut short is an error, never a read past the end; and once failed, the inline forms fail too.
+TEST(Reader, InlineFormsAgreeWithMsgpackCxxAtTheEdgesOfTheInput) {
+  for (int b = 0; b < 256; ++b) {
+    for (std::uint8_t tail = 0; tail <= 17; ++tail) {
+      std::vector<std::uint8_t> v{static_cast<std::uint8_t>(b)};
+      for (std::uint8_t i = 1; i <= tail; ++i) v.push_back(i);  // fixints: one byte an element
+      const auto what = fmt::format("0x{:02x} and {} byte(s)", b, tail);
+      msgpack::object_handle oh;
+      std::size_t end = 0;
+      bool whole = true;
+      try {
+        oh = msgpack::unpack(reinterpret_cast<const char*>(v.data()), v.size(), end);
+      } catch (const std::exception&) {
+        whole = false;
+      }
+      const auto type = whole ? oh.get().type : msgpack::type::NIL;
+      const auto check = [&](auto read, bool expected_ok, auto expected) {
+        Reader r(Bytes::copy_of(v.data(), v.size()));
+        decltype(expected) got{};
+        const bool ok = read(r, got);
+        EXPECT_EQ(ok, expected_ok) << what;
+        if (ok && expected_ok) {
+          EXPECT_EQ(got, expected) << what;
+          EXPECT_EQ(r.position(), end) << what;
+        }
+        if (!ok) EXPECT_TRUE(r.failed()) << what;
+      };
+      const auto u64 = [](Reader& r, std::uint64_t& x) { return r.u64(x); };
+      const auto i64 = [](Reader& r, std::int64_t& x) { return r.i64(x); };
+      const auto str = [](Reader& r, std::string& x) {
+        std::string_view sv;
+        const bool ok = r.str(sv);
+        x = std::string(sv);
+        return ok;
+      };
+      const auto arr = [](Reader& r, std::uint32_t& n) {
+        if (!r.array(n)) return false;
+        for (std::uint32_t i = 0; i < n; ++i) r.skip();
+        return !r.failed();
+      };
+      const auto map = [](Reader& r, std::uint32_t& n) {
+        if (!r.map(n)) return false;
+        for (std::uint32_t i = 0; i < 2 * n; ++i) r.skip();
+        return !r.failed();
+      };
+      const bool pos = type == msgpack::type::POSITIVE_INTEGER;
+      const bool neg = type == msgpack::type::NEGATIVE_INTEGER;
+      check(u64, pos, pos ? oh.get().via.u64 : std::uint64_t{0});
+      check(i64, (pos && oh.get().via.u64 <= INT64_MAX) || neg,
+            pos   ? static_cast<std::int64_t>(oh.get().via.u64)
+            : neg ? oh.get().via.i64
+                  : 0);
+      check(str, type == msgpack::type::STR,
+            type == msgpack::type::STR ? oh.get().as<std::string>() : std::string());
+      check(arr, type == msgpack::type::ARRAY,
+            type == msgpack::type::ARRAY ? oh.get().via.array.size : std::uint32_t{0});
+      check(map, type == msgpack::type::MAP,
+            type == msgpack::type::MAP ? oh.get().via.map.size : std::uint32_t{0});
+    }
+  }
+  // A failed reader fails every inline form, however valid the bytes left.
+  Reader r(bytes_of({0xc1, 0x01, 0xa1, 0x61, 0x91, 0x01, 0x81, 0x01, 0x01}));
+  EXPECT_FALSE(r.nil());
+  std::uint64_t u = 0;
+  std::int64_t i = 0;
+  std::string_view sv;
+  std::uint32_t n = 0;
+  EXPECT_FALSE(r.u64(u));
+  EXPECT_FALSE(r.i64(i));
+  EXPECT_FALSE(r.str(sv));
+  EXPECT_FALSE(r.array(n));
+  EXPECT_FALSE(r.array_of(1));
+  EXPECT_FALSE(r.map(n));
+  EXPECT_EQ(r.position(), 0u);
+}
+
 TEST(ReaderWriter, AgreeWithMsgpackCxx) {
   std::mt19937_64 rng(42);
   for (int round = 0; round < 2000; ++round) {
