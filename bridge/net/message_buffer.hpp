@@ -84,8 +84,13 @@ class MessageBuffer {
     constexpr std::uint32_t kLarge = 64 * 1024;  // payloads worth not copying
     constexpr std::size_t kAlign = 16;
     const std::uint8_t* m = data_ + front_;
-    for (std::size_t i = 0; i + 5 <= std::min(size_, kScan); ++i) {
-      if (m[i] != 0xc6) continue;  // msgpack bin32
+    const std::size_t scan = std::min(size_, kScan);
+    // memchr finds the candidates: a byte-by-byte loop over every small message's first bytes was
+    // 1.9% of the host's CPU under Burn's plain client (a frame of four ops per message).
+    for (std::size_t i = 0; i + 5 <= scan; ++i) {
+      const void* hit = std::memchr(m + i, 0xc6, scan - 4 - i);  // msgpack bin32
+      if (hit == nullptr) return;
+      i = static_cast<std::size_t>(static_cast<const std::uint8_t*>(hit) - m);
       const std::uint32_t len = (std::uint32_t{m[i + 1]} << 24) | (std::uint32_t{m[i + 2]} << 16) |
                                 (std::uint32_t{m[i + 3]} << 8) | std::uint32_t{m[i + 4]};
       if (len < kLarge) continue;

@@ -79,6 +79,22 @@ TEST(MessageBuffer, SmallMessagesAndSmallBinariesStayWhereTheyAre) {
   EXPECT_LE(ir::exclusive_block_of(bytes)->size, small.size() + ir::BlockCache::kTakeSlack);
 }
 
+// The marker is searched for in a message's first 512 bytes: a small binary's marker before it is
+// passed over, a large one's next to the end of the scan is found, one beyond it is not looked for
+// (and the message is unchanged either way).
+TEST(MessageBuffer, TheFirstLargeBinaryWithinTheScanIsTheOneAligned) {
+  for (std::size_t header : {40u, 301u, 506u, 508u}) {
+    auto m = upload_message(header, 3 * 1024 * 1024 + 4);
+    const std::uint8_t small_bin32[] = {0xc6, 0x00, 0x00, 0x03, 0xe8};  // 1,000 bytes: not large
+    std::memcpy(m.data() + 10, small_bin32, sizeof small_bin32);
+    const auto bytes = receive(m);
+    ASSERT_EQ(bytes.size(), m.size());
+    EXPECT_EQ(std::memcmp(bytes.data(), m.data(), m.size()), 0) << header;
+    const auto payload = reinterpret_cast<std::uintptr_t>(bytes.data() + header + 5);
+    if (header + 5 <= 512) EXPECT_EQ(payload % 16, 0u) << "header of " << header << " bytes";
+  }
+}
+
 // The tests' cache, emptied.
 class WarmBlocks : public ::testing::Test {
  protected:
