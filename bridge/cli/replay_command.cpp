@@ -19,7 +19,7 @@ double median(std::vector<double> v) {
   return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-int report(const std::string& path, const std::vector<bridge::ReplayRun>& runs) {
+void report(const std::string& path, const std::vector<bridge::ReplayRun>& runs) {
   std::vector<double> cpu, wall;
   for (std::size_t i = 0; i < runs.size(); ++i) {
     const auto& r = runs[i];
@@ -34,7 +34,6 @@ int report(const std::string& path, const std::vector<bridge::ReplayRun>& runs) 
       path, last.protocol, last.frames, last.tasks, last.ops, last.failed_ops, last.answers,
       last.error_answers, median(cpu), *std::min_element(cpu.begin(), cpu.end()),
       *std::max_element(cpu.begin(), cpu.end()), median(wall));
-  return 0;
 }
 
 }  // namespace

@@ -75,15 +75,6 @@ bool Reader::need_slow(std::size_t n) {
   return true;
 }
 
-bool Reader::read_be(std::size_t n, std::uint64_t& out) {
-  if (!need(n)) return false;
-  std::uint64_t v = 0;
-  for (std::size_t i = 0; i < n; ++i) v = (v << 8) | data_[pos_ + i];
-  pos_ += n;
-  out = v;
-  return true;
-}
-
 MsgKind Reader::peek_marker(std::uint8_t b) {
   switch (b) {
     case 0xc0:

@@ -32,10 +32,11 @@ bool is_error(const ir::TaskResponse& r) {
 }
 
 // One session: what SessionWorker::serve_tasks does with a runner, on this thread. Never inlined:
-// profilers name it to leave the capture's reading out (callgrind --toggle-collect=
-// 'tb::bridge::(anonymous namespace)::replay_once*' collects the replay alone).
+// profilers name it to leave the capture's reading out (callgrind's --toggle-collect with its full
+// signature, docs/benchmarks.md; a pattern ending in * would also match its lambda and toggle
+// collection off inside it).
 [[gnu::noinline]] Result<ReplayRun> replay_once(const CapturedSession& capture, HostState& host,
-                              std::uint64_t session_id) {
+                                                std::uint64_t session_id) {
   const ir::ProtocolProfile* profile = ir::find_profile(capture.protocol);
   if (profile == nullptr) {
     return make_error(ErrorCode::kUnsupported, "the capture's protocol {} is not served",

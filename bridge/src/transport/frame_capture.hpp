@@ -1,8 +1,8 @@
 // A session's frames written to a file, so that the session can be replayed in one process without
-// its client (bench/replay.cpp, `tb_replay`): decoding and running exactly what an unmodified Burn
-// program sent, with nothing else on the CPU. perf, callgrind and A/B comparisons of the host's
-// per-op cost then measure the host alone (on a shared machine the client's CPU and the scheduler
-// set the wall clock; docs/benchmarks.md, issue 42).
+// its client (`torchbridge replay`, torchbridge/bridge/replay.hpp): decoding and running exactly
+// what an unmodified Burn program sent, with nothing else on the CPU. perf, callgrind and A/B
+// comparisons of the host's per-op cost then measure the host alone (on a shared machine the
+// client's CPU and the scheduler set the wall clock; docs/benchmarks.md, issue 42).
 //
 // Off unless the operator sets TB_CAPTURE_DIR; each session's file stops growing at
 // TB_CAPTURE_MAX_BYTES (default 1 GiB) with one warning. A capture never fails a session: a file

@@ -63,15 +63,9 @@ class Reader {
         return true;
       }
       // uint8, uint16 and uint32: tensor ids, dims and byte counts.
-      if (b >= 0xcc && b <= 0xce) {
-        const std::size_t n = std::size_t{1} << (b - 0xcc);
-        if (size_ - pos_ - 1 >= n) {
-          std::uint64_t v = 0;
-          for (std::size_t i = 1; i <= n; ++i) v = (v << 8) | data_[pos_ + i];
-          pos_ += 1 + n;
-          out = v;
-          return true;
-        }
+      if (b >= 0xcc && b <= 0xce && size_ - pos_ - 1 >= (std::size_t{1} << (b - 0xcc))) {
+        ++pos_;
+        return read_be(std::size_t{1} << (b - 0xcc), out);
       }
     }
     return u64_slow(out);
@@ -79,9 +73,8 @@ class Reader {
   bool i64(std::int64_t& out) {
     if (!failed_ && pos_ < size_) {
       const std::uint8_t b = data_[pos_];
-      if (b <= 0x7f || b >= 0xe0) {
+      if (b <= 0x7f || b >= 0xe0) {  // positive and negative fixint: the byte as an int8
         out = static_cast<std::int8_t>(b);
-        if (b <= 0x7f) out = b;
         ++pos_;
         return true;
       }
@@ -185,7 +178,14 @@ class Reader {
   bool map_slow(std::uint32_t& count);
   bool count_mismatch(std::uint32_t expected, std::uint32_t got);
   bool skip_depth(std::uint32_t depth);
-  bool read_be(std::size_t n, std::uint64_t& out);
+  bool read_be(std::size_t n, std::uint64_t& out) {
+    if (!need(n)) return false;
+    std::uint64_t v = 0;
+    for (std::size_t i = 0; i < n; ++i) v = (v << 8) | data_[pos_ + i];
+    pos_ += n;
+    out = v;
+    return true;
+  }
   std::string path_string() const;
 
   Bytes buffer_;
