@@ -1,9 +1,6 @@
-// The host's public face: it owns the shared state, the io_context and its threads, and the
+// The host's public face: it owns the shared state, the network threads (net/io_pool.hpp) and the
 // listener; the rest lives one responsibility per file (docs/architecture.md).
 #include "torchbridge/bridge/host.hpp"
-
-#include <optional>
-#include <thread>
 
 #include <spdlog/spdlog.h>
 #include <boost/asio.hpp>
@@ -11,7 +8,7 @@
 #include "guard.hpp"
 #include "host_state.hpp"
 #include "metrics.hpp"
-#include "net/io_loop.hpp"
+#include "net/io_pool.hpp"
 #include "net/tls.hpp"
 #include "torchbridge/bridge/host_malloc.hpp"
 #include "torchbridge/ir/block_cache.hpp"
@@ -68,13 +65,11 @@ struct Host::Impl {
       : state(std::move(options), std::move(devices)) {}
 
   HostState state;
-  // Last, so they go first: handlers still queued in the io_context own connections whose
+  // Last, so they go first: handlers still queued in the contexts own connections whose
   // destructors use the state above.
-  net::io_context ioc;
-  Listener listener{state, ioc};
-  net::steady_timer sweeper{ioc};
-  std::vector<std::thread> threads;
-  std::optional<net::executor_work_guard<net::io_context::executor_type>> work;
+  tb::net::IoPool pool{state.counters.network_threads()};
+  Listener listener{state, pool};
+  net::steady_timer sweeper{pool.context(0)};
 
   // Exposures nobody downloaded in time are freed (their sessions may live on for hours), warm
   // message blocks nobody took for a while go back to the system, and so does the cache of a GPU
@@ -107,12 +102,6 @@ struct Host::Impl {
     if (seen == sessions_released || state.sessions.open() != 0) return;
     sessions_released = seen;
     release_free_host_memory();
-  }
-  // An io thread's loop: a handler that throws (each is guarded; this is the last resort) is
-  // logged and the loop goes on serving every other connection.
-  void serve() {
-    tb::net::run_guarded(
-        ioc, [](const std::string& what) { spdlog::error("network thread: {}; going on", what); });
   }
 };
 
@@ -165,11 +154,12 @@ Status Host::start() {
   const std::uint64_t host_bytes = options.limits.max_host_bytes;
   im.state.message_blocks->set_limit(
       static_cast<std::size_t>(host_bytes ? std::min(host_bytes / 8, kMaxCache) : kMaxCache));
-  im.work.emplace(im.ioc.get_executor());
   im.listener.accept();
   im.sweep();
-  const int n = std::max(1, options.io_threads);
-  for (int i = 0; i < n; ++i) im.threads.emplace_back([&im] { im.serve(); });
+  // A handler that throws (each is guarded; this is the last resort) is logged and its thread goes
+  // on serving every other connection.
+  im.pool.start(
+      [](const std::string& what) { spdlog::error("network thread: {}; going on", what); });
   return ok();
 }
 
@@ -179,8 +169,8 @@ std::uint16_t Host::port() const {
 
 void Host::stop() {
   auto& im = *impl_;
-  if (im.threads.empty() || im.state.stopping.exchange(true)) return;
-  net::post(im.ioc, [&im] {
+  if (!im.pool.running() || im.state.stopping.exchange(true)) return;
+  net::post(im.pool.context(0), [&im] {
     im.listener.close();
     im.sweeper.cancel();
   });
@@ -190,10 +180,7 @@ void Host::stop() {
   im.state.collectives.shutdown();
   if (im.state.options.federation) im.state.options.federation->shutdown();
   im.state.sessions.stop_all();
-  im.work.reset();
-  im.ioc.stop();
-  for (auto& t : im.threads) t.join();
-  im.threads.clear();
+  im.pool.stop();
   im.state.data.drop_waiters();
 }
 

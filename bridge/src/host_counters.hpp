@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <optional>
 #include <utility>
+#include <vector>
 
 #include "torchbridge/ir/operation.hpp"
 
@@ -61,8 +62,18 @@ class GaugeSlot {
   std::atomic<std::uint32_t>* open_ = nullptr;
 };
 
+// What an open connection holds, moved along as GaugeSlot is: its place under max_connections,
+// and its place on the network thread that serves it.
+struct ConnectionSlots {
+  GaugeSlot open;
+  GaugeSlot thread;
+};
+
 class HostCounters {
  public:
+  explicit HostCounters(std::size_t network_threads = 1)
+      : by_thread_(network_threads == 0 ? 1 : network_threads) {}
+
   // Adds `n` to a total and returns the new total (log lines that back off use it).
   std::uint64_t add(Count c, std::uint64_t n = 1) {
     return counts_[index(c)].fetch_add(n, std::memory_order_relaxed) + n;
@@ -88,6 +99,24 @@ class HostCounters {
     return gauges_[index(g)].load(std::memory_order_relaxed);
   }
 
+  // A place on the network thread with the fewest connections (the first of them on a tie), and
+  // that thread's index: where the listener, the only caller, puts a new connection so that
+  // sessions spread over the threads.
+  std::pair<std::size_t, GaugeSlot> open_on_least_loaded_thread() {
+    std::size_t best = 0;
+    for (std::size_t i = 1; i < by_thread_.size(); ++i) {
+      if (by_thread_[i].load(std::memory_order_relaxed) <
+          by_thread_[best].load(std::memory_order_relaxed))
+        best = i;
+    }
+    by_thread_[best].fetch_add(1, std::memory_order_relaxed);
+    return {best, GaugeSlot(by_thread_[best])};
+  }
+  std::size_t network_threads() const { return by_thread_.size(); }
+  std::uint32_t open_on_thread(std::size_t i) const {
+    return by_thread_.at(i).load(std::memory_order_relaxed);
+  }
+
   void count_op(ir::OpKind kind) {
     ops_by_kind_[static_cast<std::size_t>(kind)].fetch_add(1, std::memory_order_relaxed);
   }
@@ -103,6 +132,7 @@ class HostCounters {
 
   std::array<std::atomic<std::uint64_t>, kCountKinds> counts_{};
   std::array<std::atomic<std::uint32_t>, kGaugeKinds> gauges_{};
+  std::vector<std::atomic<std::uint32_t>> by_thread_;
   std::array<std::atomic<std::uint64_t>, ir::kOpKindCount> ops_by_kind_{};
 };
 

@@ -3,6 +3,7 @@
 // and worker holds a reference for its life (Host::stop waits for them).
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cstdint>
@@ -45,7 +46,8 @@ struct HostState {
   // Set by Host::start: the listener's (when TLS is configured) and the one downloads verify
   // wss:// peers with.
   std::shared_ptr<boost::asio::ssl::context> tls_server, tls_client;
-  HostCounters counters;
+  // One place per network thread (HostOptions::io_threads).
+  HostCounters counters{static_cast<std::size_t>(std::max(1, options.io_threads))};
   // Warm blocks of this host's received messages (ir::BlockCache): its own, never another
   // host's. Sized by Host::start from --max-host-bytes, and counted against it.
   const std::shared_ptr<ir::BlockCache> message_blocks =

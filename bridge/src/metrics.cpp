@@ -118,6 +118,17 @@ void append_by_protocol(std::string& out, const HostMetrics& m) {
   }
 }
 
+void append_threads(std::string& out, const HostMetrics& m) {
+  out +=
+      "# HELP torchbridge_network_thread_connections Connections open, by the network thread "
+      "serving them.\n"
+      "# TYPE torchbridge_network_thread_connections gauge\n";
+  for (std::size_t i = 0; i < m.connections_by_thread.size(); ++i) {
+    out += fmt::format("torchbridge_network_thread_connections{{thread=\"{}\"}} {}\n", i,
+                       m.connections_by_thread[i]);
+  }
+}
+
 void append_devices(std::string& out, const HostMetrics& m) {
   for (const DeviceRow& r : kDeviceRows) {
     out +=
@@ -158,6 +169,9 @@ HostMetrics collect_metrics(const HostState& host) {
   m.data_connections_open = c.open_now(Gauge::kDataConnections);
   m.relays_open = c.open_now(Gauge::kRelays);
   m.connections_refused = c.value(Count::kConnectionsRefused);
+  for (std::size_t i = 0; i < c.network_threads(); ++i) {
+    m.connections_by_thread.push_back(c.open_on_thread(i));
+  }
   m.tls_handshakes_failed = c.value(Count::kTlsHandshakesFailed);
   m.requests_refused = c.value(Count::kRequestsRefused);
   m.tasks = c.value(Count::kTasks);
@@ -188,6 +202,7 @@ std::string metrics_text(const HostState& host) {
   const HostMetrics m = collect_metrics(host);
   std::string out;
   append_rows(out, kHostRows, m);
+  append_threads(out, m);
   append_block_cache(out, *host.message_blocks);
   append_rows(out, kTaskRows, m);
   append_by_protocol(out, m);

@@ -68,6 +68,29 @@ TEST(HostCounters, RacingThreadsNeverPassTheLimit) {
   EXPECT_EQ(c.open_now(Gauge::kDataConnections), 0u);
 }
 
+// The listener puts each connection on the network thread with the fewest; a connection that
+// ends makes room on its own thread.
+TEST(HostCounters, NewConnectionsGoToTheNetworkThreadWithTheFewest) {
+  HostCounters c(3);
+  ASSERT_EQ(c.network_threads(), 3u);
+  std::vector<std::size_t> threads;
+  std::vector<GaugeSlot> held;
+  for (int i = 0; i < 4; ++i) {
+    auto [thread, slot] = c.open_on_least_loaded_thread();
+    threads.push_back(thread);
+    held.push_back(std::move(slot));
+  }
+  EXPECT_EQ(threads, (std::vector<std::size_t>{0, 1, 2, 0}));
+  held[1] = GaugeSlot();  // thread 1's connection ends
+  EXPECT_EQ(c.open_on_thread(1), 0u);
+  auto [next, slot] = c.open_on_least_loaded_thread();
+  EXPECT_EQ(next, 1u);
+  EXPECT_EQ(c.open_on_thread(0), 2u);
+  EXPECT_EQ(c.open_on_thread(1), 1u);
+  EXPECT_EQ(c.open_on_thread(2), 1u);
+  EXPECT_EQ(HostCounters(0).network_threads(), 1u) << "at least one thread";
+}
+
 TEST(HostCounters, OpsCountPerLeaf) {
   HostCounters c;
   c.count_op(ir::OpKind::Float_Exp);

@@ -115,6 +115,10 @@ torchbridge_live_bytes 0
 # HELP torchbridge_held_bytes Bytes held besides tensors: messages being received, queued tasks and answers, exposed copies.
 # TYPE torchbridge_held_bytes gauge
 torchbridge_held_bytes 1234
+# HELP torchbridge_network_thread_connections Connections open, by the network thread serving them.
+# TYPE torchbridge_network_thread_connections gauge
+torchbridge_network_thread_connections{thread="0"} 2
+torchbridge_network_thread_connections{thread="1"} 1
 # HELP torchbridge_block_cache_bytes Warm message blocks kept for the next large message (counted against --max-host-bytes).
 # TYPE torchbridge_block_cache_bytes gauge
 torchbridge_block_cache_bytes 0
@@ -204,6 +208,7 @@ TEST(HostMetrics, TheTextIsEveryRowInOrder) {
        {std::pair{Gauge::kConnections, 7}, {Gauge::kDataConnections, 8}, {Gauge::kRelays, 9}}) {
     for (int i = 0; i < places; ++i) open.push_back(c.open(gauge));
   }
+  for (int i = 0; i < 3; ++i) open.push_back(c.open_on_least_loaded_thread().second);
   for (int i = 0; i < 3; ++i) c.count_op(OpKind::NumericFloat_Add);
   for (int i = 0; i < 4; ++i) c.count_op(OpKind::Float_Exp);
   host.memory.add(1234);

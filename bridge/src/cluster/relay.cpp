@@ -64,7 +64,7 @@ bool is_member_host(const Federation& federation, const std::string& peer) {
   return false;
 }
 
-Relay::Relay(HostState& host, Ws&& client, GaugeSlot slot, std::string peer,
+Relay::Relay(HostState& host, Ws&& client, ConnectionSlots slot, std::string peer,
              FederationMember member, ir::Bytes init, std::string scope)
     : host_(host),
       client_(std::move(client)),

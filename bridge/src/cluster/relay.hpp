@@ -47,8 +47,8 @@ class Relay : public std::enable_shared_from_this<Relay> {
   using Ws = boost::beast::websocket::stream<tb::net::AnyStream>;
 
   // `client` has sent `init` (its first message) and nothing has been answered.
-  Relay(HostState& host, Ws&& client, GaugeSlot slot, std::string peer, FederationMember member,
-        ir::Bytes init, std::string scope);
+  Relay(HostState& host, Ws&& client, ConnectionSlots slot, std::string peer,
+        FederationMember member, ir::Bytes init, std::string scope);
   void run();
 
  private:
@@ -75,7 +75,7 @@ class Relay : public std::enable_shared_from_this<Relay> {
   HostState& host_;
   Ws client_;
   std::unique_ptr<Ws> member_ws_;
-  GaugeSlot slot_;
+  ConnectionSlots slot_;
   std::string peer_;
   FederationMember member_;
   ir::Bytes init_;

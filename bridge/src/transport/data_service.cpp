@@ -24,7 +24,7 @@ std::vector<net::const_buffer> buffers_of(const OutFrame& frame) {
 }
 
 // ---- Serving: another host downloads a tensor this host exposed. ------------------------------
-DataConnection::DataConnection(HostState& host, tb::net::AnyStream&& stream, GaugeSlot slot,
+DataConnection::DataConnection(HostState& host, tb::net::AnyStream&& stream, ConnectionSlots slot,
                                GaugeSlot data_slot, bool member)
     : host_(host),
       ws_(std::move(stream)),

@@ -32,8 +32,8 @@ class DataConnection : public std::enable_shared_from_this<DataConnection> {
   // `slot` counts against max_connections, `data_slot` against max_data_connections. `member`:
   // the peer is a federation member (it presented the token, or without one, it is at a member's
   // address); only members download transfers between members.
-  DataConnection(HostState& host, tb::net::AnyStream&& stream, GaugeSlot slot, GaugeSlot data_slot,
-                 bool member = false);
+  DataConnection(HostState& host, tb::net::AnyStream&& stream, ConnectionSlots slot,
+                 GaugeSlot data_slot, bool member = false);
   void run(boost::beast::http::request<boost::beast::http::string_body> req);
 
  private:
@@ -47,7 +47,8 @@ class DataConnection : public std::enable_shared_from_this<DataConnection> {
   HostState& host_;
   boost::beast::websocket::stream<tb::net::AnyStream> ws_;
   boost::asio::steady_timer timer_;
-  GaugeSlot slot_, data_slot_;
+  ConnectionSlots slot_;
+  GaugeSlot data_slot_;
   boost::beast::flat_buffer buffer_;
   FramePtr frame_;
   std::vector<boost::asio::const_buffer> write_buffers_;

@@ -38,7 +38,7 @@ std::optional<std::string> relayed_scope(const HostState& host,
 
 }  // namespace
 
-HttpConnection::HttpConnection(HostState& host, tb::net::AnyStream&& stream, GaugeSlot slot)
+HttpConnection::HttpConnection(HostState& host, tb::net::AnyStream&& stream, ConnectionSlots slot)
     : host_(host), stream_(std::move(stream)), slot_(std::move(slot)) {}
 
 void HttpConnection::run() {

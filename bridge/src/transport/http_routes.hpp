@@ -19,7 +19,7 @@ struct HostState;
 
 class HttpConnection : public std::enable_shared_from_this<HttpConnection> {
  public:
-  HttpConnection(HostState& host, tb::net::AnyStream&& stream, GaugeSlot slot);
+  HttpConnection(HostState& host, tb::net::AnyStream&& stream, ConnectionSlots slot);
   // Runs the TLS handshake (TLS hosts), then reads the request.
   void run();
 
@@ -34,7 +34,7 @@ class HttpConnection : public std::enable_shared_from_this<HttpConnection> {
 
   HostState& host_;
   tb::net::AnyStream stream_;
-  GaugeSlot slot_;
+  ConnectionSlots slot_;
   boost::beast::flat_buffer buffer_;
   std::optional<boost::beast::http::request_parser<boost::beast::http::string_body>> parser_;
 };

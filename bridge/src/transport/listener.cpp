@@ -62,11 +62,9 @@ void Listener::close() {
 }
 
 void Listener::accept() {
-  // Each connection gets a strand of its own on the io_context, not one under the acceptor's.
-  acceptor_.async_accept(net::make_strand(ioc_),
-                         [this](boost::system::error_code ec, tcp::socket socket) {
-                           on_accept(ec, std::move(socket));
-                         });
+  acceptor_.async_accept([this](boost::system::error_code ec, tcp::socket socket) {
+    on_accept(ec, std::move(socket));
+  });
 }
 
 void Listener::on_accept(boost::system::error_code ec, tcp::socket socket) {
@@ -89,9 +87,9 @@ void Listener::on_accept(boost::system::error_code ec, tcp::socket socket) {
         socket.set_option(net::socket_base::keep_alive(true), ignored);
         // Only this handler adds connections (one accept at a time), yet try_open tests and
         // takes a place in one step all the same.
-        auto slot =
+        auto open =
             host_.counters.try_open(Gauge::kConnections, host_.options.limits.max_connections);
-        if (!slot) {
+        if (!open) {
           const auto n = host_.counters.add(Count::kConnectionsRefused);
           // Logged at 1, 2, 4, 8, ...: a flood of refusals must not become a flood of log lines.
           if ((n & (n - 1)) == 0) {
@@ -102,10 +100,16 @@ void Listener::on_accept(boost::system::error_code ec, tcp::socket socket) {
           socket.close(ignored);
           return;
         }
-        beast::tcp_stream tcp(std::move(socket));
+        // The descriptor moves to its network thread's context; from here on every handler of the
+        // connection runs on that thread.
+        auto [thread, on_thread] = host_.counters.open_on_least_loaded_thread();
+        const auto protocol = socket.local_endpoint().protocol();
+        beast::tcp_stream tcp(tcp::socket(pool_.context(thread), protocol, socket.release()));
         auto stream = host_.tls_server ? tb::net::AnyStream(std::move(tcp), *host_.tls_server)
                                        : tb::net::AnyStream(std::move(tcp));
-        std::make_shared<HttpConnection>(host_, std::move(stream), std::move(*slot))->run();
+        std::make_shared<HttpConnection>(host_, std::move(stream),
+                                         ConnectionSlots{std::move(*open), std::move(on_thread)})
+            ->run();
       },
       [&](const std::string& what) {
         spdlog::error("accept: {}; the connection is dropped", what);

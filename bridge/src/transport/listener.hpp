@@ -9,6 +9,7 @@
 #include <boost/asio.hpp>
 
 #include "host_counters.hpp"
+#include "net/io_pool.hpp"
 #include "torchbridge/result.hpp"
 
 namespace tb::bridge {
@@ -24,10 +25,11 @@ bool constant_time_equal(std::string_view a, std::string_view b);
 
 class Listener {
  public:
-  // The acceptor lives on a strand: its handlers and close() never run at once (an accept
-  // completing while another thread closed the acceptor handed out closed sockets, in a loop).
-  Listener(HostState& host, boost::asio::io_context& ioc)
-      : host_(host), ioc_(ioc), acceptor_(boost::asio::make_strand(ioc)) {}
+  // The acceptor lives on the first network thread (its handlers and close() never run at once:
+  // an accept completing while another thread closed the acceptor handed out closed sockets, in a
+  // loop). Each connection it accepts moves to the thread with the fewest.
+  Listener(HostState& host, tb::net::IoPool& pool)
+      : host_(host), pool_(pool), acceptor_(pool.context(0)) {}
   Status listen(const std::string& address, std::uint16_t port);
   void accept();
   void close();  // from any thread
@@ -37,7 +39,7 @@ class Listener {
   void on_accept(boost::system::error_code ec, boost::asio::ip::tcp::socket socket);
 
   HostState& host_;
-  boost::asio::io_context& ioc_;
+  tb::net::IoPool& pool_;
   boost::asio::ip::tcp::acceptor acceptor_;
 };
 

@@ -18,8 +18,8 @@ namespace http = beast::http;
 namespace websocket = beast::websocket;
 using tcp = net::ip::tcp;
 
-SessionConnection::SessionConnection(HostState& host, tb::net::AnyStream&& stream, GaugeSlot slot,
-                                     bool header_authorized,
+SessionConnection::SessionConnection(HostState& host, tb::net::AnyStream&& stream,
+                                     ConnectionSlots slot, bool header_authorized,
                                      std::optional<std::string> relayed_scope)
     : host_(host),
       ws_(std::move(stream)),

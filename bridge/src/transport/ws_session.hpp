@@ -1,8 +1,8 @@
 // The `/session` websocket of one Burn session: reads messages (memory committed as their bytes
 // arrive), decodes them, runs the handshake, hands tasks to the session's worker, and writes the
 // answers through a single-writer queue (session_writer.hpp). Every handler runs on the
-// connection's strand and under the last-resort guard: an exception ends this session with a close
-// frame, never the process.
+// connection's network thread and under the last-resort guard: an exception ends this session with
+// a close frame, never the process.
 #pragma once
 
 #include <cstdint>
@@ -34,7 +34,7 @@ struct HostState;
 class SessionConnection : public std::enable_shared_from_this<SessionConnection> {
  public:
   // `relayed_scope`: the transfer scope a federation member that relays this session named.
-  SessionConnection(HostState& host, tb::net::AnyStream&& stream, GaugeSlot slot,
+  SessionConnection(HostState& host, tb::net::AnyStream&& stream, ConnectionSlots slot,
                     bool header_authorized, std::optional<std::string> relayed_scope = {});
   ~SessionConnection();
 
@@ -48,7 +48,7 @@ class SessionConnection : public std::enable_shared_from_this<SessionConnection>
   void worker_done();
   // From the worker: it failed unexpectedly; the session ends with an internal-error close.
   void end_with_error(std::string what);
-  // From Host::stop(): `done` runs once the socket is closed (on this connection's strand).
+  // From Host::stop(): `done` runs once the socket is closed (on this connection's network thread).
   void shutdown(std::function<void()> done = {});
 
  private:
@@ -69,7 +69,7 @@ class SessionConnection : public std::enable_shared_from_this<SessionConnection>
     const ir::ProtocolProfile* profile = nullptr;
   };
 
-  // Runs `fn` on the strand under the guard.
+  // Runs `fn` on the connection's network thread under the guard.
   template <class Fn>
   void post(Fn fn);
   void guard(const std::function<void()>& fn);
@@ -99,7 +99,7 @@ class SessionConnection : public std::enable_shared_from_this<SessionConnection>
   HostState& host_;
   boost::beast::websocket::stream<tb::net::AnyStream> ws_;
   boost::asio::steady_timer init_timer_;
-  GaugeSlot slot_;
+  ConnectionSlots slot_;
   const Origin origin_;
   Inbound inbound_;
   SessionWriter writer_;

@@ -62,6 +62,8 @@ struct Limits {
 struct HostOptions {
   std::string host = "127.0.0.1";
   std::uint16_t port = 3000;  // 0: any free port (see Host::port)
+  // Network threads, each serving its own connections (a new one goes to the thread with the
+  // fewest).
   int io_threads = 2;
   Limits limits;
   // Origins whose web pages may use the host (a browser sends `Origin`; Burn's client does not):
@@ -110,6 +112,9 @@ struct HostMetrics {
   std::uint64_t data_connections_open = 0;
   std::uint64_t relays_open = 0;  // sessions passed on to another federation member
   std::uint64_t connections_refused = 0;
+  // Connections open on each network thread (--io-threads), in order: a new one goes to the
+  // thread with the fewest.
+  std::vector<std::uint64_t> connections_by_thread;
   std::uint64_t tls_handshakes_failed = 0;
   std::uint64_t requests_refused = 0;  // a web page's Origin, or a non-loopback Host on loopback
   std::uint64_t live_tensors = 0;
