@@ -22,6 +22,8 @@ void add_network_options(CLI::App& cmd, ServeArgs& s) {
   cmd.add_option("--io-threads", s.host.io_threads, "Network threads")->capture_default_str();
   add_ms(cmd, "--init-timeout-ms", s.host.init_timeout,
          "How long a new session may take to send its Init");
+  add_ms(cmd, "--idle-timeout-ms", s.host.idle_timeout,
+         "How long a session may stay silent, pings unanswered, before it is closed (0: never)");
   add_ms(cmd, "--transfer-timeout-ms", s.host.transfer_timeout,
          "How long a transfer waits for its other side");
   cmd.add_option("--auth-token-file", s.auth_token_file,

@@ -13,12 +13,17 @@
 namespace tb::test {
 namespace {
 
-TEST(BackPressure, ASessionAheadOfItsWorkerIsNotReadPastTheQueueLimit) {
+// A session paused for longer than the idle timeout lives on: the host reads nothing from it, so
+// its silence says nothing (Beast's idle timer, with its unread pong, closed it).
+class BackPressure : public ::testing::TestWithParam<std::chrono::milliseconds> {};
+
+TEST_P(BackPressure, ASessionAheadOfItsWorkerIsNotReadPastTheQueueLimit) {
   constexpr std::uint64_t kLimit = 256 * 1024;
   constexpr std::size_t kFrame = 64 * 1024;
   bridge::HostOptions options;
   options.port = 0;
   options.transfer_timeout = 1500ms;
+  options.idle_timeout = GetParam();
   options.limits.max_queued_bytes = kLimit;
   std::vector<std::shared_ptr<backend::Backend>> devices;
   devices.push_back(std::move(backend::libtorch::make_backend({"cpu", nullptr})).value());
@@ -49,8 +54,16 @@ TEST(BackPressure, ASessionAheadOfItsWorkerIsNotReadPastTheQueueLimit) {
   const auto data = s.read(last);
   ASSERT_TRUE(std::holds_alternative<TensorData>(data)) << "the last tensor was not registered";
   EXPECT_GT(host.metrics().bytes_in, 48 * kFrame);
+  EXPECT_EQ(host.metrics().sessions_open, 1u);
   host.stop();
 }
+
+INSTANTIATE_TEST_SUITE_P(IdleTimeout, BackPressure,
+                         ::testing::Values(std::chrono::milliseconds(60000),
+                                           std::chrono::milliseconds(200)),
+                         [](const auto& info) {
+                           return std::to_string(info.param.count()) + "ms";
+                         });
 
 }  // namespace
 }  // namespace tb::test

@@ -509,6 +509,35 @@ TEST(HostLimits, AConnectionThatNeverSendsItsInitIsClosedAfterTheInitTimeout) {
   expect_healthy(s, 10);
 }
 
+// The host pings a silent session after half the idle timeout and closes it when the ping goes
+// unanswered for the other half (transport/idle_watch.hpp). This client runs no io_context while
+// it waits, so it answers nothing, as a client whose machine went away would not.
+TEST(HostLimits, ASilentClientThatAnswersNoPingIsClosedAfterTheIdleTimeout) {
+  bridge::HostOptions o;
+  o.idle_timeout = std::chrono::milliseconds(300);
+  ConfiguredHost host(o);
+  RawClient dead;
+  ASSERT_TRUE(dead.open_session(host.port(), new_session_id()));
+  ASSERT_EQ(host.metrics().sessions_open, 1u);
+  EXPECT_TRUE(eventually([&] { return host.metrics().sessions_open == 0; }, 3s))
+      << "a client silent for ten idle timeouts is still served";
+  EXPECT_TRUE(dead.read(2s).ended());
+}
+
+// A client that answers the host's pings stays, however long it sends nothing: its reads run
+// while it waits.
+TEST(HostLimits, AnIdleClientThatAnswersPingsOutlivesTheIdleTimeout) {
+  bridge::HostOptions o;
+  o.idle_timeout = std::chrono::milliseconds(300);
+  ConfiguredHost host(o);
+  RawClient idle;
+  ASSERT_TRUE(idle.open_session(host.port(), new_session_id()));
+  // Five idle timeouts: this read ends at its own deadline, not because the host closed.
+  const auto r = idle.read(1500ms);
+  EXPECT_EQ(r.ec, boost::beast::error::timeout) << r.ec.message();
+  EXPECT_EQ(host.metrics().sessions_failed, 0u);
+}
+
 TEST(HostLimits, AnOversizedFirstMessageIsRefusedBeforeTheClientIsAuthorized) {
   bridge::HostOptions o;
   o.limits.max_init_bytes = 1024;

@@ -128,6 +128,10 @@ void Relay::run() {
   // The client is past the handshake's checks: its messages may now be as large as a session's
   // (the stream still holds the Init's limit).
   client_.read_message_max(host_.options.limits.max_message_bytes);
+  // The session's connection watched its silence itself (IdleWatch); a relay, with reads on both
+  // sides, has Beast do it, as on the member's side.
+  client_.set_option(
+      websocket::stream_base::timeout{std::chrono::seconds(30), std::chrono::seconds(60), true});
   beast::tcp_stream tcp(client_.get_executor());
   member_ws_ = std::make_unique<Ws>(secure_ ? tb::net::AnyStream(std::move(tcp), *tls)
                                             : tb::net::AnyStream(std::move(tcp)));
@@ -264,6 +268,8 @@ void SessionConnection::relay(std::uint32_t device, const ir::Bytes& init, std::
   // From here the websocket belongs to the relay; this connection keeps no session and touches
   // the stream no more (its timer sees the state and leaves it alone).
   init_timer_.cancel();
+  idle_timer_.cancel();
+  ws_.control_callback();  // it names this connection, which the stream outlives
   state_ = State::kRelayed;
   const FederationMember& owner = host_.options.federation->owner_of(device);
   spdlog::info("{}: device {} is member {}'s ({}): relaying the session", origin_.peer, device,

@@ -24,6 +24,7 @@ SessionConnection::SessionConnection(HostState& host, tb::net::AnyStream&& strea
     : host_(host),
       ws_(std::move(stream)),
       init_timer_(ws_.get_executor()),
+      idle_timer_(ws_.get_executor()),
       slot_(std::move(slot)),
       origin_{peer_of(beast::get_lowest_layer(ws_).socket()),
               address_of(beast::get_lowest_layer(ws_).socket()), header_authorized,
@@ -51,8 +52,12 @@ void SessionConnection::guard(const std::function<void()>& fn) {
 }
 
 void SessionConnection::run(http::request<http::string_body> req) {
-  ws_.set_option(websocket::stream_base::timeout{std::chrono::seconds(30), std::chrono::seconds(60),
-                                                 true});  // handshake, idle, pings
+  // Beast times the websocket handshakes (opening and closing) only: its idle timeout re-armed a
+  // timer at every read, and IdleWatch keeps the same rule without one (watch_idle).
+  ws_.set_option(websocket::stream_base::timeout{std::chrono::seconds(30),
+                                                 websocket::stream_base::none(), false});
+  // Every frame the client sends is a sign of life, pongs included (Beast answers its pings).
+  ws_.control_callback([this](websocket::frame_type, beast::string_view) { idle_.heard(); });
   ws_.set_option(websocket::stream_base::decorator([](websocket::response_type& res) {
     res.set(http::field::server, fmt::format("torchbridge/{}", kVersion));
   }));
@@ -124,6 +129,40 @@ void SessionConnection::on_accept(beast::error_code ec) {
   }
   if (state_ == State::kAccepting) state_ = State::kHandshake;
   read();
+  watch_idle();
+}
+
+void SessionConnection::watch_idle() {
+  if (host_.options.idle_timeout.count() <= 0) return;
+  idle_timer_.expires_after(host_.options.idle_timeout / 2);
+  // Weak: a pending tick does not keep a finished connection alive (its destructor cancels it).
+  idle_timer_.async_wait([weak = weak_from_this()](beast::error_code ec) {
+    auto self = weak.lock();
+    if (ec || !self) return;
+    self->guard([&] { self->on_idle_tick(); });
+  });
+}
+
+void SessionConnection::on_idle_tick() {
+  if (state_ == State::kClosed || state_ == State::kRelayed || torn_down_) return;
+  const bool reading = (state_ == State::kHandshake || state_ == State::kRunning) && !paused_;
+  switch (idle_.tick(reading)) {
+    case IdleWatch::Action::kNone:
+      break;
+    case IdleWatch::Action::kPing:
+      if (pinging_) break;
+      pinging_ = true;
+      ws_.async_ping({}, [weak = weak_from_this()](beast::error_code) {
+        if (auto self = weak.lock()) self->pinging_ = false;
+      });
+      break;
+    case IdleWatch::Action::kClose:
+      spdlog::info("session {:016x} ({}): silent for {} ms, its ping unanswered; closing",
+                   session_.id, origin_.peer, host_.options.idle_timeout.count());
+      // No close handshake: a client that answers no ping would not answer a close frame either.
+      return close_now();
+  }
+  watch_idle();
 }
 
 bool SessionConnection::tagged() const {
@@ -137,6 +176,7 @@ void SessionConnection::read() {
   tb::net::async_read_chunked(
       ws_, inbound_.buffer(),
       [this, self]() -> beast::error_code {
+        idle_.heard();
         // Charged as it arrives; a message that would take the host over its memory limit ends
         // this session (the sender can retry once the host has room). Its first read always
         // gets in (Inbound::past_first_read).
@@ -283,6 +323,7 @@ void SessionConnection::teardown() {
   if (torn_down_) return;
   torn_down_ = true;
   init_timer_.cancel();
+  idle_timer_.cancel();
   paused_.reset();
   if (session_.worker) session_.worker->close();
   state_ = State::kClosed;

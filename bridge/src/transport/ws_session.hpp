@@ -23,6 +23,7 @@
 #include "torchbridge/ir/profile.hpp"
 #include "torchbridge/ir/protocol.hpp"
 #include "transport/frame_capture.hpp"
+#include "transport/idle_watch.hpp"
 #include "transport/listener.hpp"
 #include "transport/session_inbound.hpp"
 #include "transport/session_writer.hpp"
@@ -75,6 +76,9 @@ class SessionConnection : public std::enable_shared_from_this<SessionConnection>
   void guard(const std::function<void()>& fn);
 
   void on_accept(boost::beast::error_code ec);
+  // Every half idle timeout while the connection lives: pings a silent client, closes a dead one.
+  void watch_idle();
+  void on_idle_tick();
   void read();
   void on_message(boost::beast::error_code ec);
   bool tagged() const;
@@ -99,6 +103,9 @@ class SessionConnection : public std::enable_shared_from_this<SessionConnection>
   HostState& host_;
   boost::beast::websocket::stream<tb::net::AnyStream> ws_;
   boost::asio::steady_timer init_timer_;
+  boost::asio::steady_timer idle_timer_;
+  IdleWatch idle_;
+  bool pinging_ = false;  // a ping is being written (Beast takes one at a time)
   ConnectionSlots slot_;
   const Origin origin_;
   Inbound inbound_;

@@ -77,6 +77,10 @@ struct HostOptions {
   // How long an upgraded /session connection may wait before sending its Init: websocket pings
   // alone would keep an idle, unauthorized connection open for ever.
   std::chrono::milliseconds init_timeout{10000};
+  // How long a session's websocket may stay silent: after half of it the host pings, and a client
+  // that has not answered by the end of the next half is closed (transport/idle_watch.hpp). A
+  // session the host is not reading (back-pressure, closing) is never closed for it. 0: never.
+  std::chrono::milliseconds idle_timeout{60000};
   // TLS: a PEM certificate chain and its PEM private key. Set, every route is served over TLS
   // (wss://, https://) and plain connections fail their handshake.
   std::optional<std::string> tls_cert_file, tls_key_file;
