@@ -11,9 +11,13 @@
 #include <vector>
 
 #include <gtest/gtest.h>
+#include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/read.hpp>
+#include <boost/asio/write.hpp>
 
 #include "bridge_test_util.hpp"
+#include "torchbridge/libtorch/libtorch.hpp"
 
 namespace tb::test {
 namespace {
@@ -92,6 +96,30 @@ TEST(IoPool, AHostSpreadsItsSessionsOverItsNetworkThreads) {
   EXPECT_TRUE(eventually([&] {
     return by_thread() == Counts{0, 0};
   })) << "a connection's place on its thread goes with it";
+}
+
+// An accepted socket is reopened on its thread with the listener's protocol: IPv6 as well.
+TEST(IoPool, AHostOnIpv6ServesFromItsThreads) {
+  bridge::HostOptions options;
+  options.host = "::1";
+  options.port = 0;
+  std::vector<std::shared_ptr<backend::Backend>> devices;
+  devices.push_back(std::move(backend::libtorch::make_backend({"cpu", nullptr})).value());
+  bridge::Host host(options, devices);
+  if (auto s = host.start(); !s) GTEST_SKIP() << "no IPv6 loopback here: " << s.error().what();
+  asio::io_context ioc;
+  asio::ip::tcp::socket socket(ioc);
+  boost::system::error_code ec;
+  socket.connect({asio::ip::make_address("::1"), host.port()}, ec);
+  ASSERT_FALSE(ec) << ec.message();
+  const std::string request = "GET /healthz HTTP/1.1\r\nHost: [::1]\r\n\r\n";
+  asio::write(socket, asio::buffer(request), ec);
+  ASSERT_FALSE(ec) << ec.message();
+  std::string answer(12, '\0');
+  asio::read(socket, asio::buffer(answer), ec);
+  ASSERT_FALSE(ec) << ec.message();
+  EXPECT_EQ(answer, "HTTP/1.1 200");
+  host.stop();
 }
 
 }  // namespace

@@ -40,7 +40,8 @@ Status Listener::listen(const std::string& host, std::uint16_t port) {
                       ec.message());
   }
   const tcp::endpoint endpoint(address, port);
-  acceptor_.open(endpoint.protocol(), ec);
+  protocol_ = endpoint.protocol();
+  acceptor_.open(protocol_, ec);
   if (!ec) acceptor_.set_option(net::socket_base::reuse_address(true), ec);
   if (!ec) acceptor_.bind(endpoint, ec);
   if (!ec) acceptor_.listen(net::socket_base::max_listen_connections, ec);
@@ -103,8 +104,7 @@ void Listener::on_accept(boost::system::error_code ec, tcp::socket socket) {
         // The descriptor moves to its network thread's context; from here on every handler of the
         // connection runs on that thread.
         auto [thread, on_thread] = host_.counters.open_on_least_loaded_thread();
-        const auto protocol = socket.local_endpoint().protocol();
-        beast::tcp_stream tcp(tcp::socket(pool_.context(thread), protocol, socket.release()));
+        beast::tcp_stream tcp(tcp::socket(pool_.context(thread), protocol_, socket.release()));
         auto stream = host_.tls_server ? tb::net::AnyStream(std::move(tcp), *host_.tls_server)
                                        : tb::net::AnyStream(std::move(tcp));
         std::make_shared<HttpConnection>(host_, std::move(stream),

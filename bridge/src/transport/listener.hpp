@@ -41,6 +41,8 @@ class Listener {
   HostState& host_;
   tb::net::IoPool& pool_;
   boost::asio::ip::tcp::acceptor acceptor_;
+  // IPv4 or IPv6, as listened on: what an accepted socket is reopened with on its thread.
+  boost::asio::ip::tcp protocol_ = boost::asio::ip::tcp::v4();
 };
 
 }  // namespace tb::bridge
