@@ -98,7 +98,8 @@ TEST(IoPool, AHostSpreadsItsSessionsOverItsNetworkThreads) {
   })) << "a connection's place on its thread goes with it";
 }
 
-// An accepted socket is reopened on its thread with the listener's protocol: IPv6 as well.
+// A host listening on IPv6 serves through its threads too (each accepted descriptor is reopened on
+// its thread).
 TEST(IoPool, AHostOnIpv6ServesFromItsThreads) {
   bridge::HostOptions options;
   options.host = "::1";
