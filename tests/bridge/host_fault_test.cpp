@@ -509,33 +509,37 @@ TEST(HostLimits, AConnectionThatNeverSendsItsInitIsClosedAfterTheInitTimeout) {
   expect_healthy(s, 10);
 }
 
+// A host with an idle timeout of 300 ms, and a session open on it.
+struct IdleSession {
+  static bridge::HostOptions options() {
+    bridge::HostOptions o;
+    o.idle_timeout = std::chrono::milliseconds(300);
+    return o;
+  }
+  ConfiguredHost host{options()};
+  RawClient client;
+  IdleSession() { EXPECT_TRUE(client.open_session(host.port(), new_session_id())); }
+};
+
 // The host pings a silent session after half the idle timeout and closes it when the ping goes
 // unanswered for the other half (transport/idle_watch.hpp). This client runs no io_context while
 // it waits, so it answers nothing, as a client whose machine went away would not.
 TEST(HostLimits, ASilentClientThatAnswersNoPingIsClosedAfterTheIdleTimeout) {
-  bridge::HostOptions o;
-  o.idle_timeout = std::chrono::milliseconds(300);
-  ConfiguredHost host(o);
-  RawClient dead;
-  ASSERT_TRUE(dead.open_session(host.port(), new_session_id()));
-  ASSERT_EQ(host.metrics().sessions_open, 1u);
-  EXPECT_TRUE(eventually([&] { return host.metrics().sessions_open == 0; }, 3s))
+  IdleSession dead;
+  ASSERT_EQ(dead.host.metrics().sessions_open, 1u);
+  EXPECT_TRUE(eventually([&] { return dead.host.metrics().sessions_open == 0; }, 3s))
       << "a client silent for ten idle timeouts is still served";
-  EXPECT_TRUE(dead.read(2s).ended());
+  EXPECT_TRUE(dead.client.read(2s).ended());
 }
 
 // A client that answers the host's pings stays, however long it sends nothing: its reads run
 // while it waits.
 TEST(HostLimits, AnIdleClientThatAnswersPingsOutlivesTheIdleTimeout) {
-  bridge::HostOptions o;
-  o.idle_timeout = std::chrono::milliseconds(300);
-  ConfiguredHost host(o);
-  RawClient idle;
-  ASSERT_TRUE(idle.open_session(host.port(), new_session_id()));
+  IdleSession idle;
   // Five idle timeouts: this read ends at its own deadline, not because the host closed.
-  const auto r = idle.read(1500ms);
+  const auto r = idle.client.read(1500ms);
   EXPECT_EQ(r.ec, boost::beast::error::timeout) << r.ec.message();
-  EXPECT_EQ(host.metrics().sessions_failed, 0u);
+  EXPECT_EQ(idle.host.metrics().sessions_failed, 0u);
 }
 
 TEST(HostLimits, AnOversizedFirstMessageIsRefusedBeforeTheClientIsAuthorized) {
