@@ -22,6 +22,7 @@ struct Outcome {
   std::uint64_t live_tensors = 0;
   bool deferred_after_sub = false;
   std::uint64_t in_place = 0;
+  std::uint64_t fused_outer = 0;  // subtractions that took an outer product's operands
 };
 
 class DeferredSubtract : public OpTest {
@@ -62,6 +63,7 @@ class DeferredSubtract : public OpTest {
       o.reads.push_back(r ? std::optional<TensorData>(r.value()) : std::nullopt);
     }
     o.in_place = dynamic_cast<LibTorchExecutor&>(e).subtractions_in_place();
+    o.fused_outer = dynamic_cast<LibTorchExecutor&>(e).outer_products_fused();
     return o;
   }
 
@@ -196,6 +198,95 @@ TEST_F(DeferredSubtract, ASubtrahendInTheSameMemoryIsNotDeferred) {
   for (auto& op : lu_step(t, tir(2, {5, 5}))) ops.push_back(std::move(op));
   const Outcome o = expect_same(2, ops, {tir(12, {6, 7})});
   EXPECT_FALSE(o.deferred_after_sub);
+}
+
+// ---- The outer product held back (Burn's unblocked LU step, exactly as its client sends it) -----
+
+using MatmulOp = PayloadOfT<OpKind::Float_Matmul>;
+
+// t [r, c], pivot 0: a = t[1:, 0:1], b = t[0:1, 1:], w = a @ b, v = t[1:, 1:], u = v - w,
+// t2 = t.slice_assign([1:, 1:], u). The subtraction is ops[4].
+std::vector<OperationIr> lu_outer_step(const TensorIr& t, DType d = DTypeKind::F32) {
+  const std::uint64_t r = t.shape.dims[0], c = t.shape.dims[1];
+  const auto sl_to = [](std::uint64_t from, std::uint64_t to) {
+    return sl(static_cast<std::int64_t>(from), static_cast<std::int64_t>(to));
+  };
+  return {
+      make_op<OpKind::BaseFloat_Slice>(
+          SliceOp{ro(t), {sl_to(1, r), sl_to(0, 1)}, out(30, {r - 1, 1}, d)}),
+      make_op<OpKind::BaseFloat_Slice>(
+          SliceOp{ro(t), {sl_to(0, 1), sl_to(1, c)}, out(31, {1, c - 1}, d)}),
+      make_op<OpKind::Float_Matmul>(MatmulOp{rw(tir(30, {r - 1, 1}, d)), rw(tir(31, {1, c - 1}, d)),
+                                             out(32, {r - 1, c - 1}, d)},
+                                    d),
+      make_op<OpKind::BaseFloat_Slice>(
+          SliceOp{ro(t), {sl_to(1, r), sl_to(1, c)}, out(33, {r - 1, c - 1}, d)}),
+      make_op<OpKind::NumericFloat_Sub>(SubOp{rw(tir(33, {r - 1, c - 1}, d)),
+                                              rw(tir(32, {r - 1, c - 1}, d)),
+                                              out(34, {r - 1, c - 1}, d)}),
+      make_op<OpKind::BaseFloat_SliceAssign>(AssignOp{
+          rw(t), {sl_to(1, r), sl_to(1, c)}, rw(tir(34, {r - 1, c - 1}, d)), out(35, {r, c}, d)}),
+  };
+}
+
+// Bit for bit, the specials included: each product rounded, then the difference, in the vector
+// lanes (rows of 36) and the scalar ones (rows of 6) alike.
+TEST_F(DeferredSubtract, TheLuStepsOuterProductIsNeverWritten) {
+  for (const DType d : {DType(DTypeKind::F32), DType(DTypeKind::F64)}) {
+    for (const Dims& dims : {Dims{6, 7}, Dims{20, 37}}) {
+      inputs_.clear();
+      const auto t = input(1, dims, 21, d);
+      const Outcome o = expect_same(4, lu_outer_step(t, d), {tir(35, dims, d)});
+      EXPECT_TRUE(o.deferred_after_sub);
+      EXPECT_EQ(o.in_place, 1u) << d.name();
+      EXPECT_EQ(o.fused_outer, 1u) << d.name();
+    }
+  }
+}
+
+// Ops other than a slice between the product and the subtraction compute the product first.
+TEST_F(DeferredSubtract, AnOuterProductReadByAnotherOpIsComputedFirst) {
+  const auto t = input(1, {6, 7}, 23);
+  auto ops = lu_outer_step(t);
+  ops.resize(3);
+  ops.push_back(make_op<OpKind::NumericFloat_Neg>(UnaryOpIr{ro(tir(32, {5, 6})), out(36, {5, 6})}));
+  const Outcome o = expect_same(3, ops, {tir(32, {5, 6}), tir(36, {5, 6})});
+  EXPECT_EQ(o.fused_outer, 0u);
+}
+
+// A slice of the product itself is no slice that lets it wait.
+TEST_F(DeferredSubtract, ASliceOfTheOuterProductComputesItFirst) {
+  const auto t = input(1, {6, 7}, 25);
+  auto ops = lu_outer_step(t);
+  ops.resize(3);
+  ops.push_back(
+      make_op<OpKind::BaseFloat_Slice>(SliceOp{ro(tir(32, {5, 6})), {sl(1, 3)}, out(37, {2, 6})}));
+  const Outcome o = expect_same(3, ops, {tir(37, {2, 6}), tir(32, {5, 6})});
+  EXPECT_EQ(o.fused_outer, 0u);
+}
+
+// The difference read by the client (no assignment): computed from the operands.
+TEST_F(DeferredSubtract, AFusedDifferenceReadByTheClientIsComputed) {
+  const auto t = input(1, {6, 7}, 27);
+  auto ops = lu_outer_step(t);
+  ops.pop_back();
+  const Outcome o = expect_same(4, ops, {tir(34, {5, 6}), t});
+  EXPECT_TRUE(o.deferred_after_sub);
+  EXPECT_EQ(o.fused_outer, 1u);
+  EXPECT_EQ(o.in_place, 0u);
+}
+
+// The minuend is no view of a larger tensor: the subtraction runs as usual, on the computed
+// product.
+TEST_F(DeferredSubtract, AnOuterProductSubtractedFromAFreshTensorIsComputed) {
+  const auto t = input(1, {6, 7}, 29);
+  const auto m = input(2, {5, 6}, 30);
+  auto ops = lu_outer_step(t);
+  ops.resize(3);
+  ops.push_back(
+      make_op<OpKind::NumericFloat_Sub>(SubOp{rw(m), rw(tir(32, {5, 6})), out(34, {5, 6})}));
+  const Outcome o = expect_same(3, ops, {tir(34, {5, 6})});
+  EXPECT_EQ(o.fused_outer, 0u);
 }
 
 }  // namespace

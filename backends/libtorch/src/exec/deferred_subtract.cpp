@@ -1,5 +1,6 @@
 #include "exec/deferred_subtract.hpp"
 
+#include "lower/small_cpu.hpp"
 #include "runtime/dtype.hpp"
 
 namespace tb::backend::libtorch {
@@ -30,12 +31,52 @@ bool qualifies(const at::Tensor& view, const at::Tensor& w) {
          w.is_contiguous() && !w.storage().is_alias_of(view.storage()) && row_major_region(view);
 }
 
+// A handle an op may take as it is: a plain tensor, no failure, not quantized, not held.
+bool plain(const Handle& h) {
+  return !h.failure && !h.q && !h.held && h.tensor.defined();
+}
+
 }  // namespace
 
+bool DeferredSubtract::try_defer_outer(const ir::OperationIr& op, HandleTable& handles) {
+  if (pending() || op.kind != ir::OpKind::Float_Matmul) return false;
+  const auto& p = op.as<ir::MatmulOpIr>();
+  const std::uint64_t lhs = p.lhs.id.value, rhs = p.rhs.id.value, out = p.out.id.value;
+  if (out == lhs || out == rhs || !(p.lhs.dtype == p.rhs.dtype) || !(p.out.dtype == p.lhs.dtype))
+    return false;
+  const auto a = handles.find(lhs), b = handles.find(rhs);
+  if (a == handles.end() || b == handles.end() || !plain(a->second) || !plain(b->second) ||
+      a->second.tensor.scalar_type() != storage_type(p.lhs.dtype)) {
+    return false;
+  }
+  // The only call that may throw comes before anything changes.
+  std::optional<at::Tensor> result =
+      small_cpu::outer_product_output(a->second.tensor, b->second.tensor);
+  if (!result || !same_shape(result->sizes(), p.out.shape.dims)) return false;
+  a_ = a->second.tensor;
+  b_ = b->second.tensor;
+  out_id_ = out;
+  out_ = *result;
+  // As the op's commit would: inputs it consumes go, the result is stored.
+  if (p.lhs.status == ir::TensorStatus::ReadWrite) handles.erase(lhs);
+  if (p.rhs.status == ir::TensorStatus::ReadWrite && rhs != lhs) handles.erase(rhs);
+  handles.set(out, Handle{*result, nullptr, nullptr, std::nullopt});
+  return true;
+}
+
+bool DeferredSubtract::lets_outer_wait(const ir::OperationIr& op) const {
+  return outer_pending() && op.kind == ir::OpKind::BaseFloat_Slice &&
+         op.as<ir::SliceOpIr>().tensor.id.value != out_id_ &&
+         op.as<ir::SliceOpIr>().out.id.value != out_id_;
+}
+
 bool DeferredSubtract::try_defer(const ir::OperationIr& op, HandleTable& handles) {
-  if (pending() || op.kind != ir::OpKind::NumericFloat_Sub) return false;
+  if (op.kind != ir::OpKind::NumericFloat_Sub) return false;
   const auto& p = op.as<ir::BinaryOpIr>();
   const std::uint64_t lhs = p.lhs.id.value, rhs = p.rhs.id.value, out = p.out.id.value;
+  // While an outer product is held back, only the subtraction of it may join it.
+  const bool outer = outer_pending();
+  if ((pending() && !outer) || (outer && rhs != out_id_)) return false;
   if (p.lhs.status != ir::TensorStatus::ReadWrite || p.rhs.status != ir::TensorStatus::ReadWrite ||
       lhs == rhs || out == lhs || out == rhs || !(p.lhs.dtype == p.rhs.dtype) ||
       !(p.out.dtype == p.lhs.dtype)) {
@@ -53,6 +94,17 @@ bool DeferredSubtract::try_defer(const ir::OperationIr& op, HandleTable& handles
   // What the subtraction would store (contiguous, as at::sub makes it here); the only call that
   // may throw comes before anything changes.
   at::Tensor result = at::empty(ha.tensor.sizes(), ha.tensor.options());
+  // The held-back product's operands stay, as copies ([m, 1] and [1, n], against the [m, n]
+  // product): as views they would hold the matrix's memory, and its slice assignment could no
+  // longer take the difference in place. The product's own output, consumed here, is never
+  // computed.
+  if (outer) {
+    at::Tensor column = a_.clone(), row = b_.clone();
+    a_ = std::move(column);
+    b_ = std::move(row);
+  }
+  fused_ = outer;
+  if (outer) ++fused_outer_;
   view_ = ha.tensor;
   w_ = hb.tensor;
   storage_ = view_.storage().unsafeGetStorageImpl();
@@ -69,7 +121,7 @@ bool DeferredSubtract::try_defer(const ir::OperationIr& op, HandleTable& handles
 }
 
 bool DeferredSubtract::prepare_absorb(const ir::OperationIr& op, const HandleTable& handles) {
-  if (!pending() || op.kind != ir::OpKind::BaseFloat_SliceAssign) return false;
+  if (!pending() || outer_pending() || op.kind != ir::OpKind::BaseFloat_SliceAssign) return false;
   const auto& p = op.as<ir::SliceAssignOpIr>();
   if (p.value.id.value != out_id_ || p.value.status != ir::TensorStatus::ReadWrite ||
       p.tensor.id.value == out_id_) {
@@ -95,17 +147,34 @@ bool DeferredSubtract::absorb_into(at::Tensor& target, at::IntArrayRef sizes,
   }
   at::Tensor region = target.as_strided(sizes, strides, offset);
   // Its own output: each element is read, then written, by the same iteration.
-  at::sub_out(region, region, w_);
+  if (fused_) {
+    small_cpu::subtract_outer(region, region, a_, b_);
+  } else {
+    at::sub_out(region, region, w_);
+  }
   ++absorbed_;
   return true;
 }
 
 void DeferredSubtract::compute_from(const at::Tensor& base) {
-  at::sub_out(out_, base.as_strided(sizes_, strides_, offset_), w_);
+  const at::Tensor view = base.as_strided(sizes_, strides_, offset_);
+  if (fused_) {
+    small_cpu::subtract_outer(out_, view, a_, b_);
+  } else {
+    at::sub_out(out_, view, w_);
+  }
 }
 
 void DeferredSubtract::materialize() {
-  if (view_.defined()) at::sub_out(out_, view_, w_);
+  if (outer_pending()) {
+    small_cpu::outer_product_into(out_, a_, b_);
+  } else if (view_.defined()) {
+    if (fused_) {
+      small_cpu::subtract_outer(out_, view_, a_, b_);
+    } else {
+      at::sub_out(out_, view_, w_);
+    }
+  }
   clear();
 }
 
@@ -113,6 +182,9 @@ void DeferredSubtract::clear() {
   out_ = at::Tensor();
   view_ = at::Tensor();
   w_ = at::Tensor();
+  a_ = at::Tensor();
+  b_ = at::Tensor();
+  fused_ = false;
   storage_ = nullptr;
   out_id_ = 0;
 }

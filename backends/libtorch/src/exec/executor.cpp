@@ -145,9 +145,13 @@ Status LibTorchExecutor::execute(const ir::OperationIr& op) {
 // only when it touches a quantized tensor), commit its outputs or its failure.
 Status LibTorchExecutor::execute_op(const ir::OperationIr& op) {
   ++stats_.ops;
-  // A deferred subtraction is computed first, unless this op may take it in place.
+  // A deferred subtraction is computed first, unless this op may take it in place; a held-back
+  // outer product, unless this op is the subtraction that takes its operands.
   const bool absorbing = deferred_.prepare_absorb(op, handles_);
-  if (!absorbing) flush_deferred_subtract();
+  if (!absorbing) {
+    if (deferred_.outer_pending() && try_defer_subtract(op)) return ok();
+    if (!deferred_.lets_outer_wait(op)) flush_deferred_subtract();
+  }
   struct Done {
     DeferredSubtract* d;
     ~Done() {

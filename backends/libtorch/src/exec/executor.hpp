@@ -97,6 +97,7 @@ class LibTorchExecutor final : public Executor {
   std::size_t deferred_ops() const { return run_.size(); }
   // For tests: the deferred subtractions written in place by a slice assignment.
   std::uint64_t subtractions_in_place() const { return deferred_.absorbed(); }
+  std::uint64_t outer_products_fused() const { return deferred_.fused_outer(); }
   // For tests: the quantized tensor under an id (nullptr when none).
   const quant::QTensor* stored_quantized(std::uint64_t id) const;
 

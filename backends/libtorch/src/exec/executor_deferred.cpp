@@ -1,6 +1,6 @@
-// What the executor defers, run when anything else reaches it: the held-back subtraction
-// (deferred_subtract.hpp) and the element-wise run (elementwise_run.hpp). A failure poisons what
-// they would have produced, as the ops' own failures would.
+// What the executor defers, run when anything else reaches it: the held-back subtraction and
+// outer product (deferred_subtract.hpp) and the element-wise run (elementwise_run.hpp). A failure
+// poisons what they would have produced, as the ops' own failures would.
 #include <ATen/core/LegacyTypeDispatch.h>
 
 #include "exec/executor.hpp"
@@ -23,10 +23,13 @@ void LibTorchExecutor::flush_deferred_subtract() {
 }
 
 bool LibTorchExecutor::try_defer_subtract(const ir::OperationIr& op) {
-  if (!fuse_ || !run_.empty() || op.kind != ir::OpKind::NumericFloat_Sub) return false;
+  const bool sub = op.kind == ir::OpKind::NumericFloat_Sub;
+  if (!fuse_ || !run_.empty() || (!sub && op.kind != ir::OpKind::Float_Matmul)) return false;
   bool deferred = false;
   // An allocation that fails leaves the op to its lowering, which reports it.
-  const Status s = aten_guard("", [&] { deferred = deferred_.try_defer(op, handles_); });
+  const Status s = aten_guard("", [&] {
+    deferred = sub ? deferred_.try_defer(op, handles_) : deferred_.try_defer_outer(op, handles_);
+  });
   return s && deferred;
 }
 

@@ -67,6 +67,19 @@ bool copy_into(at::Tensor& dst, at::IntArrayRef sizes, at::IntArrayRef strides, 
 // 6 us each through ATen's matmul for an average of 28,000 elements. Nullopt where the loop does
 // not apply (ATen then answers, its errors included), and above 2^20 elements (ATen's threads).
 std::optional<at::Tensor> outer_product(const at::Tensor& lhs, const at::Tensor& rhs);
+// The output outer_product would make for these operands (an empty tensor of its sizes and
+// dtype, nothing computed), nullopt where it does not apply: what the executor stores for an outer
+// product it holds back (exec/deferred_subtract.hpp).
+std::optional<at::Tensor> outer_product_output(const at::Tensor& lhs, const at::Tensor& rhs);
+// outer_product(lhs, rhs) written into `out` (from outer_product_output).
+void outer_product_into(at::Tensor& out, const at::Tensor& lhs, const at::Tensor& rhs);
+// out = minuend - outer_product(lhs, rhs), element by element as at::sub would take the product
+// (each product rounded, then the difference rounded: the same values; where both sides are NaN
+// the minuend's NaN, as ATen's scalar loop gives it). `out` and `minuend` are [m, n] (leading dims
+// of 1 allowed) with unit column stride; `out` may be `minuend` itself, and lhs and rhs may share
+// its memory (they are copied first). The LU step's update without its [m, n] product.
+void subtract_outer(at::Tensor& out, const at::Tensor& minuend, const at::Tensor& lhs,
+                    const at::Tensor& rhs);
 // at::zeros, with the memory of a small CPU tensor cleared by memset rather than by a fill
 // kernel: Burn's autodiff makes a zero tensor for every slice it differentiates (CTC's backward
 // makes thousands of [2, 129] ones), and the fill's TensorIterator cost more than the memset.
