@@ -10,6 +10,15 @@ namespace {
 
 using fused::Kernel;
 
+// Each loop below has an AVX2 clone beside the baseline (SSE2) one, picked at load time where the
+// CPU has it: twice the lanes, the same IEEE operations (no FMA: neither clone enables it). Not in
+// sanitizer builds, whose run-time may not be up when the loader resolves a clone.
+#if defined(__SANITIZE_ADDRESS__) || !defined(__x86_64__)
+#define TB_KERNEL_CLONES
+#else
+#define TB_KERNEL_CLONES [[gnu::target_clones("avx2", "default")]]
+#endif
+
 // The second operand of a binary op: a tensor's elements, or one scalar for all.
 struct Scalar {
   float v;
@@ -17,7 +26,7 @@ struct Scalar {
 };
 
 template <class B>
-void arith(Kernel fn, const float* a, B b, std::int64_t len, float* y) {
+TB_KERNEL_CLONES void arith(Kernel fn, const float* a, B b, std::int64_t len, float* y) {
   switch (fn) {
     case Kernel::kAdd:
       for (std::int64_t k = 0; k < len; ++k) y[k] = a[k] + b[k];
@@ -35,7 +44,7 @@ void arith(Kernel fn, const float* a, B b, std::int64_t len, float* y) {
 }
 
 template <class B>
-void compare(Kernel fn, const float* a, B b, std::int64_t len, bool* y) {
+TB_KERNEL_CLONES void compare(Kernel fn, const float* a, B b, std::int64_t len, bool* y) {
   switch (fn) {
     case Kernel::kLower:
       for (std::int64_t k = 0; k < len; ++k) y[k] = a[k] < b[k];
@@ -58,7 +67,7 @@ void compare(Kernel fn, const float* a, B b, std::int64_t len, bool* y) {
   }
 }
 
-void logical(Kernel fn, const bool* a, const bool* b, std::int64_t len, bool* y) {
+TB_KERNEL_CLONES void logical(Kernel fn, const bool* a, const bool* b, std::int64_t len, bool* y) {
   switch (fn) {
     case Kernel::kNot:
       for (std::int64_t k = 0; k < len; ++k) y[k] = !a[k];
@@ -76,8 +85,8 @@ void logical(Kernel fn, const bool* a, const bool* b, std::int64_t len, bool* y)
 }
 
 // The f32 kernels with one input, or a mask: false for the binary ones (arith()).
-bool unary(Kernel fn, const float* a, const bool* m, const float* v, float s, std::int64_t len,
-           float* y) {
+TB_KERNEL_CLONES bool unary(Kernel fn, const float* a, const bool* m, const float* v, float s,
+                            std::int64_t len, float* y) {
   switch (fn) {
     case Kernel::kRelu:
       // ATen's threshold(x, 0, 0), the relu lowering: -0 becomes +0, NaN passes.
