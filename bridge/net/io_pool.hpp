@@ -12,7 +12,6 @@
 
 #include <cstddef>
 #include <memory>
-#include <optional>
 #include <thread>
 #include <vector>
 

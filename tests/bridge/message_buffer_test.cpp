@@ -91,7 +91,9 @@ TEST(MessageBuffer, TheFirstLargeBinaryWithinTheScanIsTheOneAligned) {
     ASSERT_EQ(bytes.size(), m.size());
     EXPECT_EQ(std::memcmp(bytes.data(), m.data(), m.size()), 0) << header;
     const auto payload = reinterpret_cast<std::uintptr_t>(bytes.data() + header + 5);
-    if (header + 5 <= 512) EXPECT_EQ(payload % 16, 0u) << "header of " << header << " bytes";
+    if (header + 5 <= 512) {
+      EXPECT_EQ(payload % 16, 0u) << "header of " << header << " bytes";
+    }
   }
 }
 

@@ -21,6 +21,14 @@ namespace http = beast::http;
 namespace websocket = beast::websocket;
 using tcp = net::ip::tcp;
 
+namespace {
+// Both of a relay's websockets: handshakes in 30 s, pings after 30 s of silence, and a side silent
+// for a minute is gone (Beast's own timer: a relay is not a per-op path).
+websocket::stream_base::timeout relay_timeout() {
+  return {std::chrono::seconds(30), std::chrono::seconds(60), true};
+}
+}  // namespace
+
 std::string federation_scope(std::string_view scope) {
   unsigned char digest[SHA256_DIGEST_LENGTH];
   SHA256(reinterpret_cast<const unsigned char*>(scope.data()), scope.size(), digest);
@@ -128,10 +136,8 @@ void Relay::run() {
   // The client is past the handshake's checks: its messages may now be as large as a session's
   // (the stream still holds the Init's limit).
   client_.read_message_max(host_.options.limits.max_message_bytes);
-  // The session's connection watched its silence itself (IdleWatch); a relay, with reads on both
-  // sides, has Beast do it, as on the member's side.
-  client_.set_option(
-      websocket::stream_base::timeout{std::chrono::seconds(30), std::chrono::seconds(60), true});
+  // The session's connection watched its silence itself (IdleWatch); the relay has Beast do it.
+  client_.set_option(relay_timeout());
   beast::tcp_stream tcp(client_.get_executor());
   member_ws_ = std::make_unique<Ws>(secure_ ? tb::net::AnyStream(std::move(tcp), *tls)
                                             : tb::net::AnyStream(std::move(tcp)));
@@ -191,9 +197,7 @@ void Relay::on_tls(beast::error_code ec) {
 void Relay::on_connected() {
   if (ended_) return;
   beast::get_lowest_layer(*member_ws_).expires_never();
-  // As a session's own socket: pings, and a member silent for a minute is gone.
-  member_ws_->set_option(
-      websocket::stream_base::timeout{std::chrono::seconds(30), std::chrono::seconds(60), true});
+  member_ws_->set_option(relay_timeout());
   member_ws_->async_write(net::buffer(init_.data(), init_.size()),
                           [self = shared_from_this()](beast::error_code ec, std::size_t) {
                             self->guard([&] {

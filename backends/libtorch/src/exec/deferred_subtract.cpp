@@ -57,6 +57,7 @@ bool DeferredSubtract::try_defer_outer(const ir::OperationIr& op, HandleTable& h
   b_ = b->second.tensor;
   out_id_ = out;
   out_ = *result;
+  outer_ = true;
   // As the op's commit would: inputs it consumes go, the result is stored.
   if (p.lhs.status == ir::TensorStatus::ReadWrite) handles.erase(lhs);
   if (p.rhs.status == ir::TensorStatus::ReadWrite && rhs != lhs) handles.erase(rhs);
@@ -103,6 +104,7 @@ bool DeferredSubtract::try_defer(const ir::OperationIr& op, HandleTable& handles
     a_ = std::move(column);
     b_ = std::move(row);
   }
+  outer_ = false;
   fused_ = outer;
   if (outer) ++fused_outer_;
   view_ = ha.tensor;
@@ -184,6 +186,7 @@ void DeferredSubtract::clear() {
   w_ = at::Tensor();
   a_ = at::Tensor();
   b_ = at::Tensor();
+  outer_ = false;
   fused_ = false;
   storage_ = nullptr;
   out_id_ = 0;

@@ -37,7 +37,7 @@ class DeferredSubtract final : public DeferredValue {
  public:
   bool pending() const { return out_.defined(); }
   // An outer product is held back (the next op may be the subtraction that consumes it).
-  bool outer_pending() const { return pending() && !view_.defined() && a_.defined() && !fused_; }
+  bool outer_pending() const { return outer_; }
   // How many subtractions took their outer product's operands instead of its result (for tests).
   std::uint64_t fused_outer() const { return fused_outer_; }
 
@@ -81,6 +81,7 @@ class DeferredSubtract final : public DeferredValue {
   // The held-back outer product's operands ([m, 1] and [1, n]); with fused_, the subtraction's w
   // is their product, never computed.
   at::Tensor a_, b_;
+  bool outer_ = false;  // the matmul is held back (out_ is its product, not yet a difference)
   bool fused_ = false;
   std::uint64_t fused_outer_ = 0;
   // The view's region in its storage.

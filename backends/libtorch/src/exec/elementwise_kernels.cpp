@@ -4,20 +4,14 @@
 #include <cmath>
 
 #include "exec/elementwise_run.hpp"
+#include "runtime/avx2_clones.hpp"
 
 namespace tb::backend::libtorch {
 namespace {
 
 using fused::Kernel;
 
-// Each loop below has an AVX2 clone beside the baseline (SSE2) one, picked at load time where the
-// CPU has it: twice the lanes, the same IEEE operations (no FMA: neither clone enables it). Not in
-// sanitizer builds, whose run-time may not be up when the loader resolves a clone.
-#if defined(__SANITIZE_ADDRESS__) || !defined(__x86_64__)
-#define TB_KERNEL_CLONES
-#else
-#define TB_KERNEL_CLONES [[gnu::target_clones("avx2", "default")]]
-#endif
+// Each loop below has an AVX2 clone (runtime/avx2_clones.hpp).
 
 // The second operand of a binary op: a tensor's elements, or one scalar for all.
 struct Scalar {
@@ -26,7 +20,7 @@ struct Scalar {
 };
 
 template <class B>
-TB_KERNEL_CLONES void arith(Kernel fn, const float* a, B b, std::int64_t len, float* y) {
+TB_AVX2_CLONES void arith(Kernel fn, const float* a, B b, std::int64_t len, float* y) {
   switch (fn) {
     case Kernel::kAdd:
       for (std::int64_t k = 0; k < len; ++k) y[k] = a[k] + b[k];
@@ -44,7 +38,7 @@ TB_KERNEL_CLONES void arith(Kernel fn, const float* a, B b, std::int64_t len, fl
 }
 
 template <class B>
-TB_KERNEL_CLONES void compare(Kernel fn, const float* a, B b, std::int64_t len, bool* y) {
+TB_AVX2_CLONES void compare(Kernel fn, const float* a, B b, std::int64_t len, bool* y) {
   switch (fn) {
     case Kernel::kLower:
       for (std::int64_t k = 0; k < len; ++k) y[k] = a[k] < b[k];
@@ -67,7 +61,7 @@ TB_KERNEL_CLONES void compare(Kernel fn, const float* a, B b, std::int64_t len, 
   }
 }
 
-TB_KERNEL_CLONES void logical(Kernel fn, const bool* a, const bool* b, std::int64_t len, bool* y) {
+TB_AVX2_CLONES void logical(Kernel fn, const bool* a, const bool* b, std::int64_t len, bool* y) {
   switch (fn) {
     case Kernel::kNot:
       for (std::int64_t k = 0; k < len; ++k) y[k] = !a[k];
@@ -85,8 +79,8 @@ TB_KERNEL_CLONES void logical(Kernel fn, const bool* a, const bool* b, std::int6
 }
 
 // The f32 kernels with one input, or a mask: false for the binary ones (arith()).
-TB_KERNEL_CLONES bool unary(Kernel fn, const float* a, const bool* m, const float* v, float s,
-                            std::int64_t len, float* y) {
+TB_AVX2_CLONES bool unary(Kernel fn, const float* a, const bool* m, const float* v, float s,
+                          std::int64_t len, float* y) {
   switch (fn) {
     case Kernel::kRelu:
       // ATen's threshold(x, 0, 0), the relu lowering: -0 becomes +0, NaN passes.

@@ -76,8 +76,8 @@ void outer_product_into(at::Tensor& out, const at::Tensor& lhs, const at::Tensor
 // out = minuend - outer_product(lhs, rhs), element by element as at::sub would take the product
 // (each product rounded, then the difference rounded: the same values; where both sides are NaN
 // the minuend's NaN, as ATen's scalar loop gives it). `out` and `minuend` are [m, n] (leading dims
-// of 1 allowed) with unit column stride; `out` may be `minuend` itself, and lhs and rhs may share
-// its memory (they are copied first). The LU step's update without its [m, n] product.
+// of 1 allowed) with unit column stride; `out` may be `minuend` itself, but lhs and rhs must not
+// share its memory (the executor passes copies). The LU step's update without its [m, n] product.
 void subtract_outer(at::Tensor& out, const at::Tensor& minuend, const at::Tensor& lhs,
                     const at::Tensor& rhs);
 // at::zeros, with the memory of a small CPU tensor cleared by memset rather than by a fill

@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "lower/small_cpu.hpp"
+#include "runtime/avx2_clones.hpp"
 
 namespace tb::backend::libtorch::small_cpu {
 
@@ -29,18 +30,12 @@ template <class T>
   }
 }
 
-// One row of the held-back LU update: out[j] = m[j] - b[j] * a. Not inlined, for the reason above.
-// An AVX2 clone beside the baseline one, picked at load time where the CPU has it: twice the lanes
-// of the SSE2 build (callgrind: 2.1 instructions an element in SSE2, the pass this replaces 3.2).
-// Not in sanitizer builds, whose run-time may not be up when the loader resolves the clone.
-#if defined(__SANITIZE_ADDRESS__) || !defined(__x86_64__)
-#define TB_ROW_CLONES
-#else
-#define TB_ROW_CLONES [[gnu::target_clones("avx2", "default")]]
-#endif
+// One row of the held-back LU update: out[j] = m[j] - b[j] * a. Not inlined, for the reason above;
+// an AVX2 clone (runtime/avx2_clones.hpp): in SSE2 it took 2.1 instructions an element (callgrind),
+// the two passes it replaces 3.2.
 template <class T>
-TB_ROW_CLONES [[gnu::noinline]] void subtract_outer_row(const T* m, const T* b, T a, T* out,
-                                                        std::int64_t n) {
+TB_AVX2_CLONES [[gnu::noinline]] void subtract_outer_row(const T* m, const T* b, T a, T* out,
+                                                         std::int64_t n) {
   for (std::int64_t j = 0; j < n; ++j) {
     const T product = b[j] * a;
     out[j] = m[j] - product;
@@ -52,19 +47,21 @@ void subtract_outer_typed(at::Tensor& out, const at::Tensor& minuend, const at::
                           const at::Tensor& rhs) {
   const auto rank = out.dim();
   const std::int64_t rows = out.size(rank - 2), cols = out.size(rank - 1);
-  // The operands first, since they may lie in the region being written (LU's column and row do
-  // not, yet nothing here relies on it).
-  std::vector<T> a(static_cast<std::size_t>(rows)), b(static_cast<std::size_t>(cols));
   const T* pa = lhs.const_data_ptr<T>();
   const T* pb = rhs.const_data_ptr<T>();
   const std::int64_t a_step = lhs.stride(rank - 2), b_step = rhs.stride(rank - 1);
-  for (std::int64_t i = 0; i < rows; ++i) a[i] = pa[i * a_step];
-  for (std::int64_t j = 0; j < cols; ++j) b[j] = pb[j * b_step];
+  // The row loop reads b contiguous; the executor's copies are.
+  std::vector<T> packed;
+  if (b_step != 1) {
+    packed.resize(static_cast<std::size_t>(cols));
+    for (std::int64_t j = 0; j < cols; ++j) packed[j] = pb[j * b_step];
+    pb = packed.data();
+  }
   const T* m = minuend.const_data_ptr<T>();
   T* o = out.mutable_data_ptr<T>();
   const std::int64_t m_row = minuend.stride(rank - 2), o_row = out.stride(rank - 2);
   for (std::int64_t i = 0; i < rows; ++i) {
-    subtract_outer_row(m + i * m_row, b.data(), a[i], o + i * o_row, cols);
+    subtract_outer_row(m + i * m_row, pb, pa[i * a_step], o + i * o_row, cols);
   }
 }
 
