@@ -2,7 +2,6 @@
 // NumericFloat / NumericInt / Float, the payload itself for Init / Custom / Drop, and
 // `{"Variant": payload}` (or the bare name of a unit variant) otherwise.
 #include <string>
-#include <unordered_map>
 
 #include "codec_values.hpp"
 #include "torchbridge/ir/codec.hpp"
@@ -42,17 +41,27 @@ constexpr bool kUnit[] = {TB_OP_LEAVES(TB_LEAF_IS_UNIT)};
 #undef TB_LEAF_WRITER
 #undef TB_LEAF_IS_UNIT
 
-// Variant name -> leaf, per category.
-struct NameIndex {
-  std::array<std::unordered_map<std::string_view, OpKind>, EnumNames<OpCategory>::kNames.size()>
-      by_category;
+// (category, variant name) -> leaf: one table over every leaf, the category salting the hash.
+class NameIndex {
+ public:
   NameIndex() {
     for (std::size_t k = 0; k < kOpKindCount; ++k) {
       const OpInfo& info = op_info(static_cast<OpKind>(k));
-      by_category[static_cast<std::size_t>(info.category)].emplace(info.variant_name,
-                                                                   static_cast<OpKind>(k));
+      table_.insert(hash(info.category, info.variant_name), k);
     }
   }
+  int find(OpCategory category, std::string_view variant) const {
+    return table_.find(hash(category, variant), [&](std::size_t k) {
+      const OpInfo& info = op_info(static_cast<OpKind>(k));
+      return info.category == category && same_name(info.variant_name, variant);
+    });
+  }
+
+ private:
+  static std::uint32_t hash(OpCategory category, std::string_view variant) {
+    return name_hash(variant, static_cast<std::uint32_t>(category) + 1);
+  }
+  NameTable<name_table_capacity(kOpKindCount)> table_;
 };
 const NameIndex& name_index() {
   static const NameIndex index;
@@ -91,10 +100,9 @@ bool read_inner(Reader& r, OpCategory category, OperationIr& op) {
   std::string_view variant;
   bool has_payload = false;
   if (!read_enum_head(r, enum_name, variant, has_payload)) return false;
-  const auto& index = name_index().by_category[static_cast<std::size_t>(category)];
-  const auto it = index.find(variant);
-  if (it == index.end()) return unknown_variant(r, enum_name, variant);
-  op.kind = it->second;
+  const int leaf = name_index().find(category, variant);
+  if (leaf < 0) return unknown_variant(r, enum_name, variant);
+  op.kind = static_cast<OpKind>(leaf);
   const auto k = static_cast<std::size_t>(op.kind);
   PathGuard g(r, op_info(op.kind).variant_name.data());
   if (!has_payload) {
@@ -113,7 +121,7 @@ bool read_value(Reader& r, OperationIr& op) {
   if (n != 1) return r.failf("expected a one-entry map for enum OperationIr, got {} entries", n);
   std::string_view name;
   if (!r.str(name)) return false;
-  const int c = find_name(EnumNames<OpCategory>::kNames, name);
+  const int c = find_name<EnumNames<OpCategory>::kNames>(name);
   if (c < 0) return unknown_variant(r, "OperationIr", name);
   const auto category = static_cast<OpCategory>(c);
   PathGuard g(r, EnumNames<OpCategory>::kNames[c].data());

@@ -32,15 +32,15 @@ bool read_alternative(Reader& r, Variant& v, std::size_t index) {
 }
 
 // Reads `{"Name": payload}` into alternative `index + 1` of a monostate-first variant.
-template <class Variant, class Names>
-bool read_named(Reader& r, Variant& v, const char* enum_name, const Names& names) {
+template <const auto& Names, class Variant>
+bool read_named(Reader& r, Variant& v, const char* enum_name) {
   std::string_view name;
   bool has_payload = false;
   if (!read_enum_head(r, enum_name, name, has_payload)) return false;
-  const int i = find_name(names, name);
+  const int i = find_name<Names>(name);
   if (i < 0) return unknown_variant(r, enum_name, name);
   if (!has_payload) return r.failf("variant {}::{} needs a payload", enum_name, name);
-  PathGuard g(r, names[i].data());
+  PathGuard g(r, Names[i].data());
   return read_alternative(r, v, static_cast<std::size_t>(i) + 1);
 }
 
@@ -72,21 +72,21 @@ std::string_view response_name(const TaskResponseContent& content) {
 }
 
 bool read_value(Reader& r, Task& v) {
-  return read_named(r, v, "Task", kTaskNames);
+  return read_named<kTaskNames>(r, v, "Task");
 }
 void write_value(Writer& w, const Task& v) {
   write_named(w, v, kTaskNames);
 }
 
 bool read_value(Reader& r, TaskResponseContent& v) {
-  return read_named(r, v, "TaskResponseContent", kResponseNames);
+  return read_named<kResponseNames>(r, v, "TaskResponseContent");
 }
 void write_value(Writer& w, const TaskResponseContent& v) {
   write_named(w, v, kResponseNames);
 }
 
 bool read_value(Reader& r, DataMessage& v) {
-  return read_named(r, v, "ExternalCommMessage", kDataNames);
+  return read_named<kDataNames>(r, v, "ExternalCommMessage");
 }
 void write_value(Writer& w, const DataMessage& v) {
   write_named(w, v, kDataNames);
@@ -96,7 +96,7 @@ bool read_value(Reader& r, RemoteMessage& v) {
   std::string_view name;
   bool has_payload = false;
   if (!read_enum_head(r, "RemoteMessage", name, has_payload)) return false;
-  const int i = find_name(kMessageNames, name);
+  const int i = find_name<kMessageNames>(name);
   if (i < 0) return unknown_variant(r, "RemoteMessage", name);
   if (!has_payload) return r.failf("variant RemoteMessage::{} needs a payload", name);
   PathGuard g(r, kMessageNames[i].data());

@@ -45,7 +45,7 @@ bool read_value(Reader& r, DType& v) {
   std::string_view name;
   bool has_payload = false;
   if (!read_enum_head(r, "DType", name, has_payload)) return false;
-  const int i = find_name(EnumNames<DTypeKind>::kNames, name);
+  const int i = find_name<EnumNames<DTypeKind>::kNames>(name);
   if (i < 0) return unknown_variant(r, "DType", name);
   v = DType(static_cast<DTypeKind>(i));
   if (v.kind == DTypeKind::Bool) {
@@ -76,7 +76,7 @@ bool read_value(Reader& r, QuantStore& v) {
   std::string_view name;
   bool has_payload = false;
   if (!read_enum_head(r, "QuantStore", name, has_payload)) return false;
-  const int i = find_name(EnumNames<QuantStoreKind>::kNames, name);
+  const int i = find_name<EnumNames<QuantStoreKind>::kNames>(name);
   if (i < 0) return unknown_variant(r, "QuantStore", name);
   v.kind = static_cast<QuantStoreKind>(i);
   v.packing_dim = 0;
@@ -100,7 +100,7 @@ bool read_value(Reader& r, ScalarIr& v) {
   std::string_view name;
   bool has_payload = false;
   if (!read_enum_head(r, "ScalarIr", name, has_payload)) return false;
-  const int i = find_name(EnumNames<ScalarKind>::kNames, name);
+  const int i = find_name<EnumNames<ScalarKind>::kNames>(name);
   if (i < 0) return unknown_variant(r, "ScalarIr", name);
   return expect_payload(r, has_payload, "ScalarIr", name, [&] {
     switch (static_cast<ScalarKind>(i)) {
@@ -127,7 +127,7 @@ bool read_value(Reader& r, Distribution& v) {
   std::string_view name;
   bool has_payload = false;
   if (!read_enum_head(r, "Distribution", name, has_payload)) return false;
-  const int i = find_name(EnumNames<DistributionKind>::kNames, name);
+  const int i = find_name<EnumNames<DistributionKind>::kNames>(name);
   if (i < 0) return unknown_variant(r, "Distribution", name);
   v = Distribution{static_cast<DistributionKind>(i), 0, 0};
   switch (v.kind) {
@@ -163,7 +163,7 @@ bool read_value(Reader& r, PadModeIr& v) {
   std::string_view name;
   bool has_payload = false;
   if (!read_enum_head(r, "PadModeIr", name, has_payload)) return false;
-  const int i = find_name(EnumNames<PadModeKind>::kNames, name);
+  const int i = find_name<EnumNames<PadModeKind>::kNames>(name);
   if (i < 0) return unknown_variant(r, "PadModeIr", name);
   v.kind = static_cast<PadModeKind>(i);
   v.value = ScalarIr{};
@@ -187,7 +187,7 @@ bool read_value(Reader& r, CoordinateTransformModeIr& v) {
   std::string_view name;
   bool has_payload = false;
   if (!read_enum_head(r, kEnum, name, has_payload)) return false;
-  const int i = find_name(EnumNames<CoordinateTransformKind>::kNames, name);
+  const int i = find_name<EnumNames<CoordinateTransformKind>::kNames>(name);
   if (i < 0) return unknown_variant(r, kEnum, name);
   v = {};
   v.kind = static_cast<CoordinateTransformKind>(i);
@@ -257,7 +257,7 @@ bool read_value(Reader& r, Peer& v) {
   std::string_view name;
   bool has_payload = false;
   if (!read_enum_head(r, "PeerId", name, has_payload)) return false;
-  const int i = find_name(EnumNames<PeerKind>::kNames, name);
+  const int i = find_name<EnumNames<PeerKind>::kNames>(name);
   if (i < 0) return unknown_variant(r, "PeerId", name);
   v.kind = static_cast<PeerKind>(i);
   return expect_payload(r, has_payload, "PeerId", name, [&] {
@@ -283,7 +283,7 @@ bool read_value(Reader& r, SessionRefusal& v) {
   std::string_view name;
   bool has_payload = false;
   if (!read_enum_head(r, "SessionRefusal", name, has_payload)) return false;
-  const int i = find_name(EnumNames<RefusalKind>::kNames, name);
+  const int i = find_name<EnumNames<RefusalKind>::kNames>(name);
   if (i < 0) return unknown_variant(r, "SessionRefusal", name);
   v.kind = static_cast<RefusalKind>(i);
   v.value = 0;
@@ -315,7 +315,7 @@ bool read_value(Reader& r, ExecutionError& v) {
   std::string_view name;
   bool has_payload = false;
   if (!read_enum_head(r, "ExecutionError", name, has_payload)) return false;
-  const int i = find_name(EnumNames<ExecutionErrorKind>::kNames, name);
+  const int i = find_name<EnumNames<ExecutionErrorKind>::kNames>(name);
   if (i < 0) return unknown_variant(r, "ExecutionError", name);
   v.kind = static_cast<ExecutionErrorKind>(i);
   return expect_payload(r, has_payload, "ExecutionError", name,

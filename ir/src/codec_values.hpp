@@ -14,6 +14,7 @@
 #include <variant>
 #include <vector>
 
+#include "name_table.hpp"
 #include "torchbridge/ir/msgpack_io.hpp"
 #include "torchbridge/ir/protocol.hpp"
 
@@ -97,6 +98,8 @@ void write_value(Writer& w, const SessionRefusal& v);
 void write_value(Writer& w, const ExecutionError& v);
 void write_value(Writer& w, DTypeUsageSet v);
 
+// codec_tensor.cpp: every tensor of every op; a one-pass scan of its usual form.
+bool read_value(Reader& r, TensorIr& v);
 // codec_ops.cpp
 bool read_value(Reader& r, OperationIr& v);
 void write_value(Writer& w, const OperationIr& v);
@@ -114,19 +117,6 @@ void write_value(Writer& w, const DataMessage& v);
 // Reads the head of an externally tagged enum value: a bare string (a unit variant; has_payload
 // false) or a one-entry map whose value, the payload, is next (has_payload true).
 bool read_enum_head(Reader& r, const char* enum_name, std::string_view& variant, bool& has_payload);
-// Index of `name` in `names`, or -1 (every op of a frame names its category and its variant).
-template <class Names>
-int find_name(const Names& names, std::string_view name) {
-  for (std::size_t i = 0; i < names.size(); ++i) {
-    const std::string_view candidate = names[i];
-    if (candidate.size() != name.size()) continue;
-    // A loop the compiler keeps inline: names are a few bytes, and a call to memcmp cost more.
-    std::size_t k = 0;
-    while (k < name.size() && candidate[k] == name[k]) ++k;
-    if (k == name.size()) return static_cast<int>(i);
-  }
-  return -1;
-}
 bool unknown_variant(Reader& r, const char* enum_name, std::string_view variant);
 
 // ---- Template definitions -----------------------------------------------------------------
@@ -174,7 +164,7 @@ std::enable_if_t<kIsUnitEnum<E>, bool> read_value(Reader& r, E& v) {
   std::string_view name;
   bool has_payload = false;
   if (!read_enum_head(r, EnumNames<E>::kName, name, has_payload)) return false;
-  const int i = find_name(EnumNames<E>::kNames, name);
+  const int i = find_name<EnumNames<E>::kNames>(name);
   if (i < 0) return unknown_variant(r, EnumNames<E>::kName, name);
   // A unit variant may arrive as {"Name": nil}; rmp-serde accepts it, so do we.
   if (has_payload && !r.nil()) return false;

@@ -139,6 +139,12 @@ class Reader {
     if (b >= 0xe0) return MsgKind::kInt;
     return peek_marker(b);
   }
+  // The bytes not yet read (none once failed), for a decoder that scans a type's usual form in
+  // one pass and otherwise falls back to the checked calls above (read_value(TensorIr)).
+  // `advance` moves past bytes such a scan accepted, at most remaining().
+  const std::uint8_t* cursor() const { return failed_ ? data_ + size_ : data_ + pos_; }
+  const std::uint8_t* end() const { return data_ + size_; }
+  void advance(std::size_t n) { pos_ += n; }
   bool at_end() const { return pos_ == size_; }
   std::size_t remaining() const { return size_ - pos_; }
   std::size_t position() const { return pos_; }
