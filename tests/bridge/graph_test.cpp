@@ -73,6 +73,36 @@ TEST(GraphBinding, EveryReplayMintsFreshIntermediates) {
   EXPECT_EQ(b[0].as<UnaryOpIr>().input.id.value, 11u);
 }
 
+// Ops of one kind are bound into one reused copy: a later, smaller op of that kind must carry
+// nothing over from an earlier, larger one.
+TEST(GraphBinding, AnOpOfAKindSeenBeforeCarriesNothingOfTheEarlierOne) {
+  const std::vector<OperationIr> graph = {
+      make_op<OpKind::BaseFloat_Slice>(SliceOpIr{rel(0, {0, 1, 0}),
+                                                 {Slice{0, 1, 1}, Slice{1, 2, 1}, Slice{0, 1, 1}},
+                                                 rel(1, {0, 0, 0}, TensorStatus::NotInit)}),
+      make_op<OpKind::Float_Exp>(
+          UnaryOpIr{rel(1, {1, 1, 1}), rel(2, {1, 1, 1}, TensorStatus::NotInit)}, DTypeKind::F32),
+      make_op<OpKind::BaseFloat_Slice>(
+          SliceOpIr{rel(3, {1}), {Slice{0, std::nullopt, 2}}, rel(4, {0}, TensorStatus::NotInit)}),
+  };
+  GraphBindings b;
+  b.tensors = {{TensorId{0}, TensorId{50}}, {TensorId{3}, TensorId{53}}};
+  b.shapes = {1, 7};
+  IntermediateIds ids;
+  std::vector<OperationIr> seen;
+  for_each_bound_op(graph, b, ids, [&](const OperationIr& op) { seen.push_back(op); });
+  ASSERT_EQ(seen.size(), 3u);
+  const auto& first = seen[0].as<SliceOpIr>();
+  EXPECT_EQ(first.tensor.shape.dims, (Dims{1, 7, 1}));
+  EXPECT_EQ(first.ranges.size(), 3u);
+  const auto& last = seen[2].as<SliceOpIr>();
+  EXPECT_EQ(last.tensor.id.value, 53u);
+  EXPECT_EQ(last.tensor.shape.dims, (Dims{7}));
+  EXPECT_EQ(last.out.shape.dims, (Dims{1}));
+  EXPECT_EQ(last.ranges, (std::vector<Slice>{Slice{0, std::nullopt, 2}}));
+  EXPECT_EQ(seen[1].as<UnaryOpIr>().input.id, first.out.id);
+}
+
 TEST(GraphBinding, OutOfRangePlaceholdersStayAsTheyAre) {
   IntermediateIds ids;
   GraphBindings b;  // nothing bound

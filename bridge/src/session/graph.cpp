@@ -1,5 +1,7 @@
 #include "session/graph.hpp"
 
+#include <array>
+
 #include "torchbridge/ir/visit.hpp"
 
 namespace tb::bridge {
@@ -97,11 +99,22 @@ void for_each_bound_op(const std::vector<ir::OperationIr>& relative,
   table.reset();
   for (const auto& b : bindings.tensors) table.bind(b.relative.value, b.concrete.value);
   Binder binder(bindings, table, ids);
-  ir::OperationIr scratch;
+  // One bound copy per op kind for this replay: assigning an op to a copy of its own kind reuses
+  // the copy's vectors (dims, slices, axes). A single copy for all kinds was rebuilt at every
+  // change of kind, which is nearly every op, and allocated each time.
+  std::array<std::uint16_t, ir::kOpKindCount> slot_of_kind{};
+  std::vector<ir::OperationIr> scratch;
+  scratch.reserve(32);
   for (const auto& op : relative) {
-    scratch = op;
-    ir::visit(scratch, binder);
-    each(scratch);
+    std::uint16_t& slot = slot_of_kind[static_cast<std::size_t>(op.kind)];
+    if (slot == 0) {
+      scratch.emplace_back();
+      slot = static_cast<std::uint16_t>(scratch.size());
+    }
+    ir::OperationIr& bound = scratch[slot - 1];
+    bound = op;
+    ir::visit(bound, binder);
+    each(bound);
   }
 }
 
