@@ -245,6 +245,8 @@ constexpr std::pair<OpKind, Kernel> kFusedToday[] = {
     {OpKind::NumericFloat_GreaterEqualElem, Kernel::kGreaterEqual},
     {OpKind::BaseFloat_EqualElem, Kernel::kEqual},
     {OpKind::BaseFloat_NotEqualElem, Kernel::kNotEqual},
+    {OpKind::Float_IsNan, Kernel::kIsNan},
+    {OpKind::Float_IsInf, Kernel::kIsInf},
     {OpKind::BaseFloat_MaskFill, Kernel::kMaskFill},
     {OpKind::BaseFloat_MaskWhere, Kernel::kMaskWhere},
     {OpKind::Bool_Not, Kernel::kNot},
@@ -268,7 +270,7 @@ TEST(ElementwiseRunRows, ExactlyTodaysOpsJoinWithTheirKernels) {
 // give a kernel, alone in a stream, is deferred and leaves what its lowering leaves: a row whose
 // kernel, family or payload form were mapped wrongly fails here.
 TEST_F(ElementwiseRun, EveryRowWithAKernelJoinsARunAndMatchesItsLowering) {
-  const Dims d{3, 5};
+  const Dims d{7, 13};  // every 7th value special: each of special_values' at least once
   const auto n = ir::num_elements(d);
   std::vector<std::uint8_t> bits(n);
   for (std::size_t i = 0; i < n; ++i) bits[i] = (i * 7 + 3) % 3 == 0;

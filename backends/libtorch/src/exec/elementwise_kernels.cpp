@@ -55,6 +55,12 @@ TB_AVX2_CLONES void compare(Kernel fn, const float* a, B b, std::int64_t len, bo
     case Kernel::kEqual:
       for (std::int64_t k = 0; k < len; ++k) y[k] = a[k] == b[k];
       break;
+    case Kernel::kIsNan:
+      for (std::int64_t k = 0; k < len; ++k) y[k] = a[k] != a[k];
+      break;
+    case Kernel::kIsInf:
+      for (std::int64_t k = 0; k < len; ++k) y[k] = std::fabs(a[k]) == HUGE_VALF;
+      break;
     default:  // kNotEqual
       for (std::int64_t k = 0; k < len; ++k) y[k] = a[k] != b[k];
       break;

@@ -34,6 +34,8 @@ enum class Kernel : std::uint8_t {
   kGreaterEqual,
   kEqual,
   kNotEqual,
+  kIsNan,  // a only
+  kIsInf,
   // bool in, bool out
   kNot,
   kAnd,
@@ -66,6 +68,8 @@ constexpr Types types_of(Kernel k) {
     case Kernel::kGreaterEqual:
     case Kernel::kEqual:
     case Kernel::kNotEqual:
+    case Kernel::kIsNan:
+    case Kernel::kIsInf:
       return {false, true};
     case Kernel::kNot:
     case Kernel::kAnd:
@@ -119,6 +123,8 @@ namespace rows {
 #define TB_FUSED_KERNEL_relu kRelu
 #define TB_FUSED_KERNEL_mask_fill kMaskFill
 #define TB_FUSED_KERNEL_mask_where kMaskWhere
+#define TB_FUSED_KERNEL_kNan kIsNan
+#define TB_FUSED_KERNEL_kInf kIsInf
 
 struct Row {
   ir::OpKind kind;
@@ -134,6 +140,7 @@ struct Row {
 #define TB_FUSED_ROW_compare TB_FUSED_JOIN
 #define TB_FUSED_ROW_compare_elem TB_FUSED_JOIN
 #define TB_FUSED_ROW_logical TB_FUSED_JOIN
+#define TB_FUSED_ROW_float_test TB_FUSED_JOIN
 // Families that stay out. Transcendental functions: ATen's vectorised exp or log is not bit for bit
 // the C library's. Integer and along-a-dimension ops: the run is f32 and bool, element by element.
 #define TB_FUSED_ROW_float_unary(...)
@@ -142,7 +149,7 @@ struct Row {
 #define TB_FUSED_ROW_bitwise(...)
 #define TB_FUSED_ROW_bitwise_scalar(...)
 // Families that are not element-wise (convolutions, pools, reductions) or have no kernel in the
-// run (float_test, shifts, clamp bounds).
+// run (shifts, clamp bounds).
 #define TB_FUSED_ROW_conv(...)
 #define TB_FUSED_ROW_conv_backward(...)
 #define TB_FUSED_ROW_conv_bias_backward(...)
@@ -155,16 +162,17 @@ struct Row {
 #define TB_FUSED_ROW_extremum(...)
 #define TB_FUSED_ROW_arg_extremum(...)
 #define TB_FUSED_ROW_clamp_bound(...)
-#define TB_FUSED_ROW_float_test(...)
 #define TB_FUSED_ROW_shift(...)
 #define TB_FUSED_ROW_shift_scalar(...)
 inline constexpr Row kRows[] = {TB_OP_LEAVES(TB_FUSED_ROW)};
 
 // The run holds f32 and bool tensors: a row shared with integer categories (Add of NumericInt,
-// Equal of BaseInt and BaseBool) joins for its float or bool category only.
+// Equal of BaseInt and BaseBool) joins for its float or bool category only. Of Float's rows only
+// the tests (IsNan, IsInf) name a kernel.
 constexpr bool fuses_category(ir::OpCategory c) {
   return c == ir::OpCategory::NumericFloat || c == ir::OpCategory::BaseFloat ||
-         c == ir::OpCategory::Bool || c == ir::OpCategory::Activation;
+         c == ir::OpCategory::Float || c == ir::OpCategory::Bool ||
+         c == ir::OpCategory::Activation;
 }
 
 constexpr std::array<Fusion, ir::kOpKindCount> table() {
