@@ -244,6 +244,19 @@ TEST_F(DeferredSubtract, TheLuStepsOuterProductIsNeverWritten) {
   }
 }
 
+// A drop of another tensor between the product and the subtraction (Burn's QR drops there) lets
+// the product wait.
+TEST_F(DeferredSubtract, ADropBetweenTheProductAndItsSubtractionLetsItWait) {
+  const auto t = input(1, {6, 7}, 31);
+  const auto other = input(2, {3}, 33);
+  auto ops = lu_outer_step(t);
+  ops.insert(ops.begin() + 3, make_op<OpKind::Drop_Op>(rw(other)));
+  const Outcome o = expect_same(5, ops, {tir(35, {6, 7})});
+  EXPECT_TRUE(o.deferred_after_sub);
+  EXPECT_EQ(o.fused_outer, 1u);
+  EXPECT_EQ(o.in_place, 1u);
+}
+
 // Ops other than a slice between the product and the subtraction compute the product first.
 TEST_F(DeferredSubtract, AnOuterProductReadByAnotherOpIsComputedFirst) {
   const auto t = input(1, {6, 7}, 23);
@@ -286,6 +299,78 @@ TEST_F(DeferredSubtract, AnOuterProductSubtractedFromAFreshTensorIsComputed) {
   ops.push_back(
       make_op<OpKind::NumericFloat_Sub>(SubOp{rw(m), rw(tir(32, {5, 6})), out(34, {5, 6})}));
   const Outcome o = expect_same(3, ops, {tir(34, {5, 6})});
+  EXPECT_EQ(o.fused_outer, 0u);
+}
+
+// ---- The transpose of an outer product (Burn's QR, its update of Q) -----------------------------
+
+// t [r, c], q [c, r]: a = t[1:, 0:1], b = t[0:1, 1:], w = (a @ b)^T, v = q[1:, 1:], u = v - w,
+// q2 = q.slice_assign([1:, 1:], u). The subtraction is ops[5]; `consumed`: the transpose consumes
+// the product, as Burn's client sends it.
+std::vector<OperationIr> qr_transposed_step(const TensorIr& t, const TensorIr& q, DType d,
+                                            std::uint64_t dim1, bool consumed = true) {
+  const std::uint64_t r = t.shape.dims[0], c = t.shape.dims[1];
+  const auto sl_to = [](std::uint64_t from, std::uint64_t to) {
+    return sl(static_cast<std::int64_t>(from), static_cast<std::int64_t>(to));
+  };
+  const TensorIr product = tir(32, {r - 1, c - 1}, d);
+  return {
+      make_op<OpKind::BaseFloat_Slice>(
+          SliceOp{ro(t), {sl_to(1, r), sl_to(0, 1)}, out(30, {r - 1, 1}, d)}),
+      make_op<OpKind::BaseFloat_Slice>(
+          SliceOp{ro(t), {sl_to(0, 1), sl_to(1, c)}, out(31, {1, c - 1}, d)}),
+      make_op<OpKind::Float_Matmul>(MatmulOp{rw(tir(30, {r - 1, 1}, d)), rw(tir(31, {1, c - 1}, d)),
+                                             out(32, {r - 1, c - 1}, d)},
+                                    d),
+      make_op<OpKind::BaseFloat_SwapDims>(SwapDimsOpIr{consumed ? rw(product) : ro(product),
+                                                       out(38, {c - 1, r - 1}, d), dim1, 1 - dim1}),
+      make_op<OpKind::BaseFloat_Slice>(
+          SliceOp{ro(q), {sl_to(1, c), sl_to(1, r)}, out(33, {c - 1, r - 1}, d)}),
+      make_op<OpKind::NumericFloat_Sub>(SubOp{rw(tir(33, {c - 1, r - 1}, d)),
+                                              rw(tir(38, {c - 1, r - 1}, d)),
+                                              out(34, {c - 1, r - 1}, d)}),
+      make_op<OpKind::BaseFloat_SliceAssign>(AssignOp{
+          rw(q), {sl_to(1, c), sl_to(1, r)}, rw(tir(34, {c - 1, r - 1}, d)), out(35, {c, r}, d)}),
+  };
+}
+
+// Bit for bit, the specials included, either order of the swapped dims: neither the product nor
+// its transpose is written, and the difference goes into q in place.
+TEST_F(DeferredSubtract, QrsTransposedOuterProductIsNeverWritten) {
+  for (const DType d : {DType(DTypeKind::F32), DType(DTypeKind::F64)}) {
+    for (const Dims& dims : {Dims{6, 7}, Dims{20, 37}}) {
+      for (const std::uint64_t dim1 : {0u, 1u}) {
+        inputs_.clear();
+        const auto t = input(1, dims, 41, d);
+        const auto q = input(2, {dims[1], dims[0]}, 43, d);
+        const Outcome o =
+            expect_same(5, qr_transposed_step(t, q, d, dim1), {tir(35, {dims[1], dims[0]}, d)});
+        EXPECT_TRUE(o.deferred_after_sub);
+        EXPECT_EQ(o.in_place, 1u) << d.name();
+        EXPECT_EQ(o.fused_outer, 1u) << d.name();
+      }
+    }
+  }
+}
+
+// A transpose that leaves the product to later ops: the product is computed, and so is all the
+// rest, as op by op.
+TEST_F(DeferredSubtract, ATransposeThatKeepsTheProductComputesItFirst) {
+  const Dims dims{6, 7};
+  const auto t = input(1, dims, 45);
+  const auto q = input(2, {7, 6}, 47);
+  const Outcome o = expect_same(5, qr_transposed_step(t, q, DTypeKind::F32, 0, false),
+                                {tir(35, {7, 6}), tir(32, {5, 6})});
+  EXPECT_EQ(o.fused_outer, 0u);
+}
+
+// The transpose read by the client: computed from the held operands.
+TEST_F(DeferredSubtract, AHeldTransposeReadByTheClientIsComputed) {
+  const auto t = input(1, {6, 7}, 49);
+  const auto q = input(2, {7, 6}, 51);
+  auto ops = qr_transposed_step(t, q, DTypeKind::F32, 1);
+  ops.resize(4);
+  const Outcome o = expect_same(3, ops, {tir(38, {6, 5})});
   EXPECT_EQ(o.fused_outer, 0u);
 }
 

@@ -65,8 +65,40 @@ bool DeferredSubtract::try_defer_outer(const ir::OperationIr& op, HandleTable& h
   return true;
 }
 
+bool DeferredSubtract::try_transpose_outer(const ir::OperationIr& op, HandleTable& handles) {
+  if (!outer_pending() || op.kind != ir::OpKind::BaseFloat_SwapDims) return false;
+  const auto& p = op.as<ir::SwapDimsOpIr>();
+  const std::int64_t rank = out_.dim();
+  const auto matrix_dim = [&](std::uint64_t d) {
+    return d == static_cast<std::uint64_t>(rank - 2) || d == static_cast<std::uint64_t>(rank - 1);
+  };
+  const std::uint64_t in = p.input.id.value, out = p.out.id.value;
+  if (in != out_id_ || out == in || p.input.status != ir::TensorStatus::ReadWrite ||
+      p.dim1 == p.dim2 || !matrix_dim(p.dim1) || !matrix_dim(p.dim2) ||
+      !(p.out.dtype == p.input.dtype)) {
+    return false;
+  }
+  std::vector<std::int64_t> sizes = out_.sizes().vec();
+  std::swap(sizes[rank - 2], sizes[rank - 1]);
+  if (!same_shape(sizes, p.out.shape.dims)) return false;
+  // The only call that may throw comes before anything changes.
+  at::Tensor result = at::empty(sizes, out_.options());
+  at::Tensor column = b_.transpose(rank - 2, rank - 1);
+  at::Tensor row = a_.transpose(rank - 2, rank - 1);
+  a_ = std::move(column);
+  b_ = std::move(row);
+  out_ = result;
+  out_id_ = out;
+  // As the op's commit would: the product it consumes goes, the transpose is stored.
+  handles.erase(in);
+  handles.set(out, Handle{std::move(result), nullptr, nullptr, std::nullopt});
+  return true;
+}
+
 bool DeferredSubtract::lets_outer_wait(const ir::OperationIr& op) const {
-  return outer_pending() && op.kind == ir::OpKind::BaseFloat_Slice &&
+  if (!outer_pending()) return false;
+  if (op.kind == ir::OpKind::Drop_Op) return op.as<ir::TensorIr>().id.value != out_id_;
+  return op.kind == ir::OpKind::BaseFloat_Slice &&
          op.as<ir::SliceOpIr>().tensor.id.value != out_id_ &&
          op.as<ir::SliceOpIr>().out.id.value != out_id_;
 }

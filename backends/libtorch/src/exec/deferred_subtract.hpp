@@ -44,9 +44,16 @@ class DeferredSubtract final : public DeferredValue {
   // Defers `op` when it is a matmul small_cpu::outer_product computes, its inputs and output
   // plain tensors of the CPU; as try_defer does for a subtraction.
   bool try_defer_outer(const ir::OperationIr& op, HandleTable& handles);
+  // Holds back a transpose of the held-back product's matrix dims (Burn's QR updates Q with
+  // `q_sub - (w @ aw^T)^T`): the transpose of a b is b^T a^T, so it is held as the outer product of
+  // the row and the column, each transposed, under the transpose's id. Taken only where the
+  // transpose consumes the product, so the product itself is never needed.
+  bool try_transpose_outer(const ir::OperationIr& op, HandleTable& handles);
   // Whether `op` may run while an outer product is held back: a slice that does not read it
-  // (Burn's LU takes the view it subtracts from between the product and the subtraction). A
-  // slice writes nothing, so the product's operands stay as they were.
+  // (Burn's LU takes the view it subtracts from between the product and the subtraction), or the
+  // drop of another tensor (Burn's QR drops the product's operands' sources there; the operands
+  // are held as tensors, so their memory lives on). Neither writes, so the operands stay as they
+  // were.
   bool lets_outer_wait(const ir::OperationIr& op) const;
   // How many results were written in place (for tests).
   std::uint64_t absorbed() const { return absorbed_; }

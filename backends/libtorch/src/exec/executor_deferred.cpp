@@ -23,12 +23,23 @@ void LibTorchExecutor::flush_deferred_subtract() {
 }
 
 bool LibTorchExecutor::try_defer_subtract(const ir::OperationIr& op) {
-  const bool sub = op.kind == ir::OpKind::NumericFloat_Sub;
-  if (!fuse_ || !run_.empty() || (!sub && op.kind != ir::OpKind::Float_Matmul)) return false;
+  if (!fuse_ || !run_.empty()) return false;
   bool deferred = false;
   // An allocation that fails leaves the op to its lowering, which reports it.
   const Status s = aten_guard("", [&] {
-    deferred = sub ? deferred_.try_defer(op, handles_) : deferred_.try_defer_outer(op, handles_);
+    switch (op.kind) {
+      case ir::OpKind::NumericFloat_Sub:
+        deferred = deferred_.try_defer(op, handles_);
+        break;
+      case ir::OpKind::Float_Matmul:
+        deferred = deferred_.try_defer_outer(op, handles_);
+        break;
+      case ir::OpKind::BaseFloat_SwapDims:
+        deferred = deferred_.try_transpose_outer(op, handles_);
+        break;
+      default:
+        break;
+    }
   });
   return s && deferred;
 }
