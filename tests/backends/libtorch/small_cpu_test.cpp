@@ -297,6 +297,46 @@ TEST(SmallCpu, CopyIntoIsAViewsCopy) {
   EXPECT_TRUE(at::equal(x, at::zeros({4, 3}))) << "a refusal leaves dst untouched";
 }
 
+// cat is ATen's cat: every dim, dtypes of every width, inputs strided, expanded or cut from a
+// larger tensor; and where it hands over.
+TEST(SmallCpu, CatIsAtensCat) {
+  at::manual_seed(19);
+  for (const auto dtype : {at::kFloat, at::kDouble, at::kInt, at::kBool, at::kByte, at::kHalf}) {
+    const at::Tensor a = at::randn({2, 3, 4}).mul(4).to(dtype);
+    const at::Tensor wide = at::randn({2, 5, 4}).mul(4).to(dtype);
+    for (std::int64_t dim = 0; dim < 3; ++dim) {
+      std::vector<std::int64_t> bsizes{2, 3, 4};
+      bsizes[dim] = 1;
+      const at::Tensor b = at::randn(bsizes).mul(4).to(dtype);
+      const at::Tensor strided = a.transpose(0, 2).contiguous().transpose(0, 2);
+      // A stride of 0 (Burn's expanded tensors) along another dim.
+      const at::Tensor expanded = b.slice((dim + 1) % 3, 0, 1).expand(bsizes);
+      const at::Tensor cut = wide.slice(1, 1, 4);  // storage offset, non-contiguous
+      const std::vector<std::vector<at::Tensor>> cases = {
+          {a, b}, {b, strided, expanded}, {a}, {cut, a}};
+      for (const auto& inputs : cases) {
+        bool fits = true;
+        for (const auto& t : inputs) {
+          for (std::int64_t d = 0; d < 3; ++d) {
+            if (d != dim && t.size(d) != inputs[0].size(d)) fits = false;
+          }
+        }
+        if (!fits) continue;
+        const auto ours = small_cpu::cat(inputs, dim);
+        ASSERT_TRUE(ours.has_value()) << dtype << " dim " << dim;
+        EXPECT_TRUE(at::equal(*ours, at::cat(inputs, dim))) << dtype << " dim " << dim;
+        EXPECT_TRUE(ours->is_contiguous());
+      }
+    }
+  }
+  const at::Tensor x = at::ones({2, 3});
+  EXPECT_FALSE(small_cpu::cat({x, x.to(at::kDouble)}, 0)) << "mixed dtypes: ATen promotes";
+  EXPECT_FALSE(small_cpu::cat({x, at::ones({3, 2})}, 0)) << "other sizes: ATen's error";
+  EXPECT_FALSE(small_cpu::cat({x, at::ones({0, 3})}, 0)) << "an empty input";
+  EXPECT_FALSE(small_cpu::cat({x, x}, 2)) << "a dim out of range";
+  EXPECT_FALSE(small_cpu::cat({at::ones({200, 100}), at::ones({1, 100})}, 0)) << "too large";
+}
+
 // The outer product is ATen's matmul of inner dimension 1, bit for bit: zeros of either sign,
 // infinities, NaN (the payload of NaN times NaN included), subnormals; the views Burn's LU
 // multiplies (a column and a row of one matrix), a batch of one, and where it hands over.

@@ -232,7 +232,10 @@ Status lower_Base_RepeatDim(OpContext& ctx, const ir::RepeatDimOpIr& op) {
 
 Status lower_Base_Cat(OpContext& ctx, const ir::CatOpIr& op) {
   if (op.tensors.empty()) return ctx.invalid("cat of no tensors");
-  return ctx.out(op.out, at::cat(ctx.in(op.tensors), static_cast<std::int64_t>(op.dim)));
+  const std::vector<at::Tensor> inputs = ctx.in(op.tensors);
+  const auto dim = static_cast<std::int64_t>(op.dim);
+  if (auto small = small_cpu::cat(inputs, dim)) return ctx.out(op.out, *small);
+  return ctx.out(op.out, at::cat(inputs, dim));
 }
 
 // Within one kind: ctx.out casts to the declared storage (ints wrap like Rust `as`, U16/U32 are

@@ -231,6 +231,33 @@ bool copy_into(at::Tensor& dst, at::IntArrayRef sizes, at::IntArrayRef strides, 
   });
 }
 
+std::optional<at::Tensor> cat(at::TensorList inputs, std::int64_t dim) {
+  if (inputs.empty()) return std::nullopt;
+  const at::Tensor& first = inputs[0];
+  const std::int64_t rank = first.dim();
+  if (rank == 0 || dim < 0 || dim >= rank) return std::nullopt;
+  std::vector<std::int64_t> sizes = first.sizes().vec();
+  sizes[dim] = 0;
+  for (const at::Tensor& t : inputs) {
+    if (!small(t) || t.dim() != rank || t.scalar_type() != first.scalar_type() ||
+        t.is_quantized() || t.is_conj() || t.is_neg()) {
+      return std::nullopt;
+    }
+    for (std::int64_t d = 0; d < rank; ++d) {
+      if (d != dim && t.size(d) != first.size(d)) return std::nullopt;
+    }
+    sizes[dim] += t.size(dim);
+  }
+  if (c10::multiply_integers(sizes) > kMaxElements) return std::nullopt;
+  at::Tensor out = at::empty(sizes, first.options().memory_format(at::MemoryFormat::Contiguous));
+  std::int64_t at = 0;  // along dim
+  for (const at::Tensor& t : inputs) {
+    if (!copy_into(out, t.sizes(), out.strides(), at * out.stride(dim), t)) return std::nullopt;
+    at += t.size(dim);
+  }
+  return out;
+}
+
 bool scatter_add_(at::Tensor& self, std::int64_t dim, const at::Tensor& index,
                   const at::Tensor& src) {
   const auto type = self.scalar_type();

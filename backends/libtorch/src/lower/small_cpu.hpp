@@ -61,6 +61,11 @@ bool scatter_add_(at::Tensor& self, std::int64_t dim, const at::Tensor& index,
 // value sharing dst's memory included).
 bool copy_into(at::Tensor& dst, at::IntArrayRef sizes, at::IntArrayRef strides, std::int64_t offset,
                const at::Tensor& value);
+// at::cat(inputs, dim) for small CPU tensors of one dtype and rank, none empty, of any strides:
+// a contiguous result filled by copy_into, without ATen's cat kernel set-up (10 us per cat in
+// Burn's CTC loss, which shifts its alpha row by a concatenation at every time step). Nullopt
+// where the loop does not apply (ATen then answers, its promotions and errors included).
+std::optional<at::Tensor> cat(at::TensorList inputs, std::int64_t dim);
 // at::matmul(lhs, rhs) where the inner dimension is 1 (lhs [..., m, 1], rhs [..., 1, n], batch
 // dims all 1), f32 or f64 CPU tensors of any strides and size: the outer product as one loop
 // per row, bit for bit the GEMM's. Burn's LU updates its trailing block with one at every pivot,
