@@ -325,6 +325,61 @@ TEST_F(ElementwiseRun, EveryRowWithAKernelJoinsARunAndMatchesItsLowering) {
   EXPECT_EQ(joined, std::size(kFusedToday));
 }
 
+// A binary op's second operand may be a stored one-element tensor, broadcast (Burn's LU divides
+// its column by the pivot, a [1, 1] tensor): each of add, sub, mul, div and the comparisons, with
+// every special value as that element, read when the run is flushed.
+TEST_F(ElementwiseRun, AOneElementSecondOperandIsBroadcast) {
+  const Dims col{9, 1};
+  const Dims one{1, 1};
+  const auto n = ir::num_elements(col);
+  const std::vector<float> specials = {0.0f,
+                                       -0.0f,
+                                       std::numeric_limits<float>::infinity(),
+                                       -std::numeric_limits<float>::infinity(),
+                                       std::nanf(""),
+                                       1e-40f,
+                                       -2.5f,
+                                       3.0f};
+  const std::vector<OpKind> kinds = {OpKind::NumericFloat_Add,   OpKind::NumericFloat_Sub,
+                                     OpKind::NumericFloat_Mul,   OpKind::NumericFloat_Div,
+                                     OpKind::NumericFloat_Lower, OpKind::NumericFloat_GreaterEqual,
+                                     OpKind::BaseFloat_Equal,    OpKind::BaseFloat_NotEqual};
+  for (const float pivot : specials) {
+    for (const OpKind kind : kinds) {
+      SCOPED_TRACE(std::string(ir::op_name(kind)) + " by " + std::to_string(pivot));
+      const bool bool_out =
+          backend::libtorch::fused::types_of(backend::libtorch::fused::fusion_of(kind).kernel)
+              .bool_out;
+      Stream s;
+      s.inputs = {{1, f32_data(col, special_values(n, 5))}, {2, f32_data(one, {pivot})}};
+      OperationIr op;
+      op.kind = kind;
+      if (ir::category_has_dtype(ir::op_category(kind))) op.dtype = DTypeKind::F32;
+      // Negated first, so the op joins a run that is already there; the pivot is consumed.
+      s.ops.push_back(make_op<OpKind::NumericFloat_Neg>(
+          UnaryOpIr{f(1, col), f(3, col, TensorStatus::NotInit)}, DTypeKind::F32));
+      const TensorIr out =
+          bool_out ? mask_ir(4, col, TensorStatus::NotInit) : f(4, col, TensorStatus::NotInit);
+      op.payload =
+          BinaryOpIr{f(3, col, TensorStatus::ReadWrite), f(2, one, TensorStatus::ReadWrite), out};
+      s.ops.push_back(op);
+      s.reads = {bool_out ? mask_ir(4, col) : f(4, col), f(1, col)};
+      expect_same(s);
+      EXPECT_EQ(fused_.deferred_after.back(), 2u) << "both ops in one run";
+    }
+  }
+  // A one-element tensor as the first operand, or of another dtype, ends the run instead.
+  Stream s;
+  s.inputs = {{1, f32_data(col, special_values(n, 6))}, {2, f32_data(one, {2.0f})}};
+  s.ops.push_back(make_op<OpKind::NumericFloat_Neg>(
+      UnaryOpIr{f(1, col), f(3, col, TensorStatus::NotInit)}, DTypeKind::F32));
+  s.ops.push_back(make_op<OpKind::NumericFloat_Div>(
+      BinaryOpIr{f(2, one), f(3, col), f(4, col, TensorStatus::NotInit)}, DTypeKind::F32));
+  s.reads = {f(4, col)};
+  expect_same(s);
+  EXPECT_EQ(fused_.deferred_after.back(), 0u) << "the run was flushed, the division ran alone";
+}
+
 // Burn's CTC loss decomposition computes log(exp(a) + exp(b)) element-wise at every time step
 // (burn-backend's ctc.rs, log_sum_exp): its masks, masked choices, abs and neg before the exp are
 // one run, the same bits as op by op.

@@ -119,10 +119,14 @@ void ElementwiseRun::evaluate(const Op& o, const Bound& p, std::int64_t start, s
     return;
   }
   const float* a = p.a.at<const float>(start);
+  // A broadcast one-element tensor is read now, when the op would have read it.
+  const float b_one = o.b_one ? *p.b.at<const float>(0) : 0.0f;
   if (o.bool_out) {
     // IEEE comparisons, as ATen's: false for NaN, except not-equal.
     bool* y = p.out.at<bool>(start);
-    if (has_b) {
+    if (o.b_one) {
+      compare(o.kernel, a, Scalar{b_one}, len, y);
+    } else if (has_b) {
       compare(o.kernel, a, p.b.at<const float>(start), len, y);
     } else {
       compare(o.kernel, a, Scalar{o.scalar}, len, y);
@@ -131,9 +135,11 @@ void ElementwiseRun::evaluate(const Op& o, const Bound& p, std::int64_t start, s
   }
   float* y = p.out.at<float>(start);
   const bool* m = p.mask.base ? p.mask.at<const bool>(start) : nullptr;
-  const float* v = has_b ? p.b.at<const float>(start) : nullptr;
+  const float* v = has_b && !o.b_one ? p.b.at<const float>(start) : nullptr;
   if (unary(o.kernel, a, m, v, o.scalar, len, y)) return;
-  if (has_b) {
+  if (o.b_one) {
+    arith(o.kernel, a, Scalar{b_one}, len, y);
+  } else if (has_b) {
     arith(o.kernel, a, p.b.at<const float>(start), len, y);
   } else {
     arith(o.kernel, a, Scalar{o.scalar}, len, y);

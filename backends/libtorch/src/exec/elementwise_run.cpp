@@ -71,6 +71,26 @@ bool ElementwiseRun::operand(const ir::TensorIr& t, bool is_bool, const HandleTa
   return true;
 }
 
+bool ElementwiseRun::one_element(const ir::TensorIr& t, const HandleTable& handles,
+                                 Operand& out) const {
+  if (t.dtype.kind != ir::DTypeKind::F32 || ir::num_elements(t.shape.dims) != 1 ||
+      t.shape.dims.size() > sizes_.size() ||
+      std::find(consumed_.begin(), consumed_.end(), t.id.value) != consumed_.end() ||
+      find_pending(t.id.value) >= 0) {
+    return false;
+  }
+  const auto it = handles.find(t.id.value);
+  if (it == handles.end()) return false;
+  const Handle& h = it->second;
+  if (h.failure || h.q || h.held || !h.tensor.defined() || !h.tensor.device().is_cpu() ||
+      h.tensor.scalar_type() != at::kFloat || h.tensor.numel() != 1 ||
+      h.tensor.layout() != at::kStrided) {
+    return false;
+  }
+  out.tensor = &h.tensor;
+  return true;
+}
+
 bool ElementwiseRun::name_operands(const ir::OperationIr& op, fused::Form form, Op& o, Named& t) {
   switch (form) {
     case fused::Form::kUnary: {
@@ -131,7 +151,12 @@ bool ElementwiseRun::try_add(const ir::OperationIr& op, const HandleTable& handl
   if (o.bool_out ? !t.out->dtype.is_bool() : t.out->dtype.kind != ir::DTypeKind::F32) return false;
   if (!fits(*t.out, handles)) return false;
   if (!operand(*t.a, o.bool_in, handles, o.a)) return false;
-  if (t.b && !operand(*t.b, o.bool_in, handles, o.b)) return false;
+  if (t.b && !operand(*t.b, o.bool_in, handles, o.b)) {
+    if (fusion.form != fused::Form::kBinary || o.bool_in || !one_element(*t.b, handles, o.b)) {
+      return false;
+    }
+    o.b_one = true;
+  }
   if (t.mask && !operand(*t.mask, true, handles, o.mask)) return false;
   record(o, t);
   return true;
@@ -153,8 +178,9 @@ void ElementwiseRun::record(Op o, const Named& t) {
       }
     } else if (std::find(consumed_.begin(), consumed_.end(), in->id.value) == consumed_.end()) {
       consumed_.push_back(in->id.value);
-      // A stored operand is a plain contiguous f32 or bool tensor of the run's shape.
-      consumed_bytes_ += static_cast<std::uint64_t>(numel_) * (in->dtype.is_bool() ? 1 : 4);
+      // A stored operand is a plain f32 or bool tensor of the run's shape, or of one element.
+      consumed_bytes_ += ir::num_elements(in->shape.dims) *
+                         static_cast<std::uint64_t>(in->dtype.is_bool() ? 1 : 4);
     }
   }
   ops_.push_back(o);

@@ -8,7 +8,8 @@
 // of elements while it is in cache, intermediates consumed within the run never materialised.
 // Only ops whose results are bit for bit those of their lowerings are accepted (which ones, and
 // with which kernel, is read off the op tables' rows: elementwise_rows.hpp), on contiguous CPU
-// tensors of the run's one shape: f32 add, sub, mul and div (with a tensor or a scalar), neg, abs
+// tensors of the run's one shape (or, for a binary op's second operand, a one-element tensor
+// broadcast over it): f32 add, sub, mul and div (with a tensor or a scalar), neg, abs
 // and relu; comparisons (with a tensor or a scalar), the mask fill and the masked choice (which
 // make ReLU as the fusion client sends it, and Burn's decompositions such as CTC loss's
 // log-sum-exp); not, and, or and xor of bools. Anything else ends the run: it is evaluated, then
@@ -55,6 +56,7 @@ class ElementwiseRun {
     fused::Kernel kernel;
     Operand a, b, mask;
     float scalar = 0;      // the scalar operand, or the fill value
+    bool b_one = false;    // b is a stored one-element f32 tensor, broadcast: read as a scalar
     bool bool_in = false;  // a and b are bool
     bool bool_out = false;
     std::uint64_t out_id;
@@ -87,6 +89,10 @@ class ElementwiseRun {
   // Whether a result of `out`'s shape fits the run (its shape, its live bytes, a fresh id).
   bool fits(const ir::TensorIr& out, const HandleTable& handles);
   bool operand(const ir::TensorIr& t, bool is_bool, const HandleTable& handles, Operand& out);
+  // A binary f32 op's second operand as a stored tensor of one element, broadcast over the run
+  // (Burn's LU divides its column by the pivot, a [1, 1] tensor; QR by its u0): its value is read
+  // at flush, as the op would have read it then.
+  bool one_element(const ir::TensorIr& t, const HandleTable& handles, Operand& out) const;
   // Records an accepted op: its reads, and the inputs it consumes (ReadWrite: their last use).
   void record(Op o, const Named& t);
   // flush's steps: where each result lives, then each op's kernel over one block of elements.
