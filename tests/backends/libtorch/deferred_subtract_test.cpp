@@ -204,13 +204,14 @@ TEST_F(DeferredSubtract, ASubtrahendInTheSameMemoryIsNotDeferred) {
 
 using MatmulOp = PayloadOfT<OpKind::Float_Matmul>;
 
-// t [r, c], pivot 0: a = t[1:, 0:1], b = t[0:1, 1:], w = a @ b, v = t[1:, 1:], u = v - w,
-// t2 = t.slice_assign([1:, 1:], u). The subtraction is ops[4].
-std::vector<OperationIr> lu_outer_step(const TensorIr& t, DType d = DTypeKind::F32) {
+Slice sl_to(std::uint64_t from, std::uint64_t to) {
+  return sl(static_cast<std::int64_t>(from), static_cast<std::int64_t>(to));
+}
+
+// t [r, c]: a = t[1:, 0:1] (#30), b = t[0:1, 1:] (#31), w = a @ b (#32), as Burn's LU and QR take
+// the operands of their outer products.
+std::vector<OperationIr> outer_product_ops(const TensorIr& t, DType d) {
   const std::uint64_t r = t.shape.dims[0], c = t.shape.dims[1];
-  const auto sl_to = [](std::uint64_t from, std::uint64_t to) {
-    return sl(static_cast<std::int64_t>(from), static_cast<std::int64_t>(to));
-  };
   return {
       make_op<OpKind::BaseFloat_Slice>(
           SliceOp{ro(t), {sl_to(1, r), sl_to(0, 1)}, out(30, {r - 1, 1}, d)}),
@@ -219,14 +220,21 @@ std::vector<OperationIr> lu_outer_step(const TensorIr& t, DType d = DTypeKind::F
       make_op<OpKind::Float_Matmul>(MatmulOp{rw(tir(30, {r - 1, 1}, d)), rw(tir(31, {1, c - 1}, d)),
                                              out(32, {r - 1, c - 1}, d)},
                                     d),
-      make_op<OpKind::BaseFloat_Slice>(
-          SliceOp{ro(t), {sl_to(1, r), sl_to(1, c)}, out(33, {r - 1, c - 1}, d)}),
-      make_op<OpKind::NumericFloat_Sub>(SubOp{rw(tir(33, {r - 1, c - 1}, d)),
-                                              rw(tir(32, {r - 1, c - 1}, d)),
-                                              out(34, {r - 1, c - 1}, d)}),
-      make_op<OpKind::BaseFloat_SliceAssign>(AssignOp{
-          rw(t), {sl_to(1, r), sl_to(1, c)}, rw(tir(34, {r - 1, c - 1}, d)), out(35, {r, c}, d)}),
   };
+}
+
+// t [r, c], pivot 0: w = t[1:, 0:1] @ t[0:1, 1:], v = t[1:, 1:], u = v - w,
+// t2 = t.slice_assign([1:, 1:], u). The subtraction is ops[4].
+std::vector<OperationIr> lu_outer_step(const TensorIr& t, DType d = DTypeKind::F32) {
+  const std::uint64_t r = t.shape.dims[0], c = t.shape.dims[1];
+  auto ops = outer_product_ops(t, d);
+  ops.push_back(make_op<OpKind::BaseFloat_Slice>(
+      SliceOp{ro(t), {sl_to(1, r), sl_to(1, c)}, out(33, {r - 1, c - 1}, d)}));
+  ops.push_back(make_op<OpKind::NumericFloat_Sub>(SubOp{
+      rw(tir(33, {r - 1, c - 1}, d)), rw(tir(32, {r - 1, c - 1}, d)), out(34, {r - 1, c - 1}, d)}));
+  ops.push_back(make_op<OpKind::BaseFloat_SliceAssign>(AssignOp{
+      rw(t), {sl_to(1, r), sl_to(1, c)}, rw(tir(34, {r - 1, c - 1}, d)), out(35, {r, c}, d)}));
+  return ops;
 }
 
 // Bit for bit, the specials included: each product rounded, then the difference, in the vector
@@ -310,28 +318,17 @@ TEST_F(DeferredSubtract, AnOuterProductSubtractedFromAFreshTensorIsComputed) {
 std::vector<OperationIr> qr_transposed_step(const TensorIr& t, const TensorIr& q, DType d,
                                             std::uint64_t dim1, bool consumed = true) {
   const std::uint64_t r = t.shape.dims[0], c = t.shape.dims[1];
-  const auto sl_to = [](std::uint64_t from, std::uint64_t to) {
-    return sl(static_cast<std::int64_t>(from), static_cast<std::int64_t>(to));
-  };
   const TensorIr product = tir(32, {r - 1, c - 1}, d);
-  return {
-      make_op<OpKind::BaseFloat_Slice>(
-          SliceOp{ro(t), {sl_to(1, r), sl_to(0, 1)}, out(30, {r - 1, 1}, d)}),
-      make_op<OpKind::BaseFloat_Slice>(
-          SliceOp{ro(t), {sl_to(0, 1), sl_to(1, c)}, out(31, {1, c - 1}, d)}),
-      make_op<OpKind::Float_Matmul>(MatmulOp{rw(tir(30, {r - 1, 1}, d)), rw(tir(31, {1, c - 1}, d)),
-                                             out(32, {r - 1, c - 1}, d)},
-                                    d),
-      make_op<OpKind::BaseFloat_SwapDims>(SwapDimsOpIr{consumed ? rw(product) : ro(product),
-                                                       out(38, {c - 1, r - 1}, d), dim1, 1 - dim1}),
-      make_op<OpKind::BaseFloat_Slice>(
-          SliceOp{ro(q), {sl_to(1, c), sl_to(1, r)}, out(33, {c - 1, r - 1}, d)}),
-      make_op<OpKind::NumericFloat_Sub>(SubOp{rw(tir(33, {c - 1, r - 1}, d)),
-                                              rw(tir(38, {c - 1, r - 1}, d)),
-                                              out(34, {c - 1, r - 1}, d)}),
-      make_op<OpKind::BaseFloat_SliceAssign>(AssignOp{
-          rw(q), {sl_to(1, c), sl_to(1, r)}, rw(tir(34, {c - 1, r - 1}, d)), out(35, {c, r}, d)}),
-  };
+  auto ops = outer_product_ops(t, d);
+  ops.push_back(make_op<OpKind::BaseFloat_SwapDims>(SwapDimsOpIr{
+      consumed ? rw(product) : ro(product), out(38, {c - 1, r - 1}, d), dim1, 1 - dim1}));
+  ops.push_back(make_op<OpKind::BaseFloat_Slice>(
+      SliceOp{ro(q), {sl_to(1, c), sl_to(1, r)}, out(33, {c - 1, r - 1}, d)}));
+  ops.push_back(make_op<OpKind::NumericFloat_Sub>(SubOp{
+      rw(tir(33, {c - 1, r - 1}, d)), rw(tir(38, {c - 1, r - 1}, d)), out(34, {c - 1, r - 1}, d)}));
+  ops.push_back(make_op<OpKind::BaseFloat_SliceAssign>(AssignOp{
+      rw(q), {sl_to(1, c), sl_to(1, r)}, rw(tir(34, {c - 1, r - 1}, d)), out(35, {c, r}, d)}));
+  return ops;
 }
 
 // Bit for bit, the specials included, either order of the swapped dims: neither the product nor
