@@ -297,6 +297,39 @@ TEST(SmallCpu, CopyIntoIsAViewsCopy) {
   EXPECT_TRUE(at::equal(x, at::zeros({4, 3}))) << "a refusal leaves dst untouched";
 }
 
+// x / s for a one-element s is ATen's broadcast division bit for bit: specials on both sides, the
+// views Burn's LU divides (a column of a matrix), s of a lower rank; other cases hand over.
+TEST(SmallCpu, DivisionByOneElementIsAtens) {
+  const float inf = std::numeric_limits<float>::infinity();
+  const std::vector<float> specials = {0.0f, -0.0f, inf, -inf, std::nanf(""), 1e-40f, -3.0f, 7.0f};
+  for (const auto dtype : {at::kFloat, at::kDouble}) {
+    at::Tensor m = at::randn({9, 7}).mul(3).to(dtype);
+    m.view({-1}).slice(0, 0, 8).copy_(at::tensor(specials).to(dtype));
+    const at::Tensor column = m.slice(1, 2, 3);  // [9, 1], a stride of 7
+    for (const float v : specials) {
+      for (const at::Tensor& s : {at::full({1, 1}, v, dtype), at::full({1}, v, dtype)}) {
+        for (const at::Tensor& x : {m, column, m.t()}) {
+          const auto ours = small_cpu::divide_by_one(x, s);
+          ASSERT_TRUE(ours.has_value());
+          const at::Tensor aten = x / s;
+          ASSERT_EQ(ours->sizes(), aten.sizes());
+          // Bit for bit, any NaN matching any NaN.
+          EXPECT_TRUE(at::equal(ours->isnan(), aten.isnan()));
+          EXPECT_TRUE(at::equal(ours->nan_to_num(0), aten.nan_to_num(0)));
+          EXPECT_TRUE(at::equal(ours->signbit().logical_and(ours->isnan().logical_not()),
+                                aten.signbit().logical_and(aten.isnan().logical_not())))
+              << "signs of zeros";
+        }
+      }
+    }
+  }
+  const at::Tensor x = at::ones({3, 2});
+  EXPECT_FALSE(small_cpu::divide_by_one(x, at::ones({1, 2}))) << "more than one element";
+  EXPECT_FALSE(small_cpu::divide_by_one(x, at::ones({1, 1}, at::kDouble))) << "another dtype";
+  EXPECT_FALSE(small_cpu::divide_by_one(x, at::ones({1, 1, 1}))) << "a higher rank broadcasts up";
+  EXPECT_FALSE(small_cpu::divide_by_one(x.to(at::kInt), at::ones({1}, at::kInt))) << "integers";
+}
+
 // cat is ATen's cat: every dim, dtypes of every width, inputs strided, expanded or cut from a
 // larger tensor; and where it hands over.
 TEST(SmallCpu, CatIsAtensCat) {

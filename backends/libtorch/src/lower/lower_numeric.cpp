@@ -93,7 +93,10 @@ Result<at::Tensor> float_arith(Arith op, const at::Tensor& lhs, const at::Tensor
   const at::Tensor a = fc(lhs, d);
   const at::Tensor b = fc(rhs, d);
   if (auto r = ring_arith(op, a, b)) return std::move(*r);
-  if (op == Arith::kDiv) return a / b;
+  if (op == Arith::kDiv) {
+    if (auto r = small_cpu::divide_by_one(a, b)) return std::move(*r);
+    return a / b;
+  }
   // Rem: Rust `a % b` is fmod; the result then takes the divisor's sign.
   const at::Tensor r = at::fmod(a, b);
   const at::Tensor fix = r.ne(0).logical_and(r.lt(0).ne(b.lt(0)));

@@ -316,6 +316,24 @@ std::optional<at::Tensor> float_abs(const at::Tensor& x) {
   return out;
 }
 
+std::optional<at::Tensor> divide_by_one(const at::Tensor& x, const at::Tensor& s) {
+  const auto type = x.scalar_type();
+  if (!small(x) || (type != at::kFloat && type != at::kDouble) || s.scalar_type() != type ||
+      !s.device().is_cpu() || s.layout() != at::kStrided || s.numel() != 1 || s.dim() > x.dim() ||
+      x.is_neg() || s.is_neg()) {
+    return std::nullopt;
+  }
+  at::Tensor out = at::empty(x.sizes(), at::TensorOptions().dtype(type));
+  if (type == at::kFloat) {
+    const float v = *s.const_data_ptr<float>();
+    map_loop<float>(x, out.data_ptr<float>(), [v](float a) { return a / v; });
+  } else {
+    const double v = *s.const_data_ptr<double>();
+    map_loop<double>(x, out.data_ptr<double>(), [v](double a) { return a / v; });
+  }
+  return out;
+}
+
 std::optional<at::Tensor> int_ring_scalar(const at::Tensor& x, Ring op, std::int64_t v) {
   const auto type = x.scalar_type();
   if (!small(x) || (type != at::kLong && type != at::kInt)) return std::nullopt;

@@ -35,6 +35,10 @@ std::optional<at::Tensor> float_test(const at::Tensor& x, FloatTest test);
 // (std::fabs, the sign bit cleared as ATen's kernel does): Burn's LU takes the abs of a column view
 // at every pivot, 2.7-3.9 us through ATen. Nullopt where the loop does not apply.
 std::optional<at::Tensor> float_abs(const at::Tensor& x);
+// x / s for a small f32 or f64 CPU tensor x of any strides and a one-element s of its dtype
+// (Burn's LU divides a column view by its pivot, 3.7 us through ATen's broadcast): the same IEEE
+// division, a contiguous result of x's sizes. Nullopt where the loop does not apply.
+std::optional<at::Tensor> divide_by_one(const at::Tensor& x, const at::Tensor& s);
 // x + v, x - v or x * v of a small int32 or int64 CPU tensor, wrapping in the tensor's width, `v`
 // already wrapped to it: what x.add(v) answers, without ATen's wrapped scalar tensor and type
 // promotion (4.4 us for the pivot offset Burn's LU adds to an argmax at every step). Nullopt
