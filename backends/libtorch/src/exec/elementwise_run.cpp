@@ -58,36 +58,34 @@ bool ElementwiseRun::operand(const ir::TensorIr& t, bool is_bool, const HandleTa
     out.value = index;
     return true;
   }
-  if (std::find(consumed_.begin(), consumed_.end(), t.id.value) != consumed_.end()) return false;
+  const at::Tensor* x = stored(t, is_bool ? at::kBool : at::kFloat, handles);
+  if (x == nullptr || !x->is_contiguous() || x->sizes() != at::IntArrayRef(sizes_)) return false;
+  out.tensor = x;
+  return true;
+}
+
+const at::Tensor* ElementwiseRun::stored(const ir::TensorIr& t, at::ScalarType type,
+                                         const HandleTable& handles) const {
+  if (std::find(consumed_.begin(), consumed_.end(), t.id.value) != consumed_.end()) return nullptr;
   const auto it = handles.find(t.id.value);
-  if (it == handles.end()) return false;
+  if (it == handles.end()) return nullptr;
   const Handle& h = it->second;
   if (h.failure || h.q || h.held || !h.tensor.defined() || !h.tensor.device().is_cpu() ||
-      h.tensor.scalar_type() != (is_bool ? at::kBool : at::kFloat) || !h.tensor.is_contiguous() ||
-      h.tensor.sizes() != at::IntArrayRef(sizes_)) {
-    return false;
+      h.tensor.layout() != at::kStrided || h.tensor.scalar_type() != type) {
+    return nullptr;
   }
-  out.tensor = &h.tensor;
-  return true;
+  return &h.tensor;
 }
 
 bool ElementwiseRun::one_element(const ir::TensorIr& t, const HandleTable& handles,
                                  Operand& out) const {
   if (t.dtype.kind != ir::DTypeKind::F32 || ir::num_elements(t.shape.dims) != 1 ||
-      t.shape.dims.size() > sizes_.size() ||
-      std::find(consumed_.begin(), consumed_.end(), t.id.value) != consumed_.end() ||
-      find_pending(t.id.value) >= 0) {
+      t.shape.dims.size() > sizes_.size() || find_pending(t.id.value) >= 0) {
     return false;
   }
-  const auto it = handles.find(t.id.value);
-  if (it == handles.end()) return false;
-  const Handle& h = it->second;
-  if (h.failure || h.q || h.held || !h.tensor.defined() || !h.tensor.device().is_cpu() ||
-      h.tensor.scalar_type() != at::kFloat || h.tensor.numel() != 1 ||
-      h.tensor.layout() != at::kStrided) {
-    return false;
-  }
-  out.tensor = &h.tensor;
+  const at::Tensor* x = stored(t, at::kFloat, handles);
+  if (x == nullptr || x->numel() != 1) return false;
+  out.tensor = x;
   return true;
 }
 

@@ -89,6 +89,10 @@ class ElementwiseRun {
   // Whether a result of `out`'s shape fits the run (its shape, its live bytes, a fresh id).
   bool fits(const ir::TensorIr& out, const HandleTable& handles);
   bool operand(const ir::TensorIr& t, bool is_bool, const HandleTable& handles, Operand& out);
+  // `t`'s tensor in `handles` where a run may read it: of `type`, on the CPU, strided, not
+  // consumed by the run, failed, quantized or held; else null.
+  const at::Tensor* stored(const ir::TensorIr& t, at::ScalarType type,
+                           const HandleTable& handles) const;
   // A binary f32 op's second operand as a stored tensor of one element, broadcast over the run
   // (Burn's LU divides its column by the pivot, a [1, 1] tensor; QR by its u0): its value is read
   // at flush, as the op would have read it then.
