@@ -137,8 +137,10 @@ TensorData f32_data(const Dims& dims, const std::vector<float>& v) {
 
 std::vector<float> special_values(std::size_t n, std::uint32_t seed) {
   const float inf = std::numeric_limits<float>::infinity();
-  const std::vector<float> specials = {0.0f,    -0.0f, inf,    -inf, std::nanf(""), 1e-40f,
-                                       -1e-40f, 3e38f, -3e38f, 1.0f, -1.0f,         0.5f};
+  // Halves and a small negative for the rounding kernels (half to even; ceil(-0.3) is -0).
+  const std::vector<float> specials = {0.0f,   -0.0f,   inf,   -inf,   std::nanf(""),
+                                       1e-40f, -1e-40f, 3e38f, -3e38f, 1.0f,
+                                       -1.0f,  0.5f,    2.5f,  -1.5f,  -0.3f};
   std::mt19937 rng(seed);
   std::uniform_real_distribution<float> u(-4, 4);
   std::vector<float> v(n);
@@ -233,6 +235,14 @@ constexpr std::pair<OpKind, Kernel> kFusedToday[] = {
     {OpKind::NumericFloat_Neg, Kernel::kNeg},
     {OpKind::NumericFloat_Abs, Kernel::kAbs},
     {OpKind::Activation_Relu, Kernel::kRelu},
+    {OpKind::Float_Recip, Kernel::kRecip},
+    {OpKind::Float_Floor, Kernel::kFloor},
+    {OpKind::Float_Ceil, Kernel::kCeil},
+    {OpKind::Float_Trunc, Kernel::kTrunc},
+    {OpKind::Float_Round, Kernel::kRound},
+    {OpKind::BaseFloat_Zeros, Kernel::kZeros},
+    {OpKind::BaseFloat_Ones, Kernel::kOnes},
+    {OpKind::NumericFloat_Full, Kernel::kFull},
     {OpKind::NumericFloat_Lower, Kernel::kLower},
     {OpKind::NumericFloat_LowerEqual, Kernel::kLowerEqual},
     {OpKind::NumericFloat_Greater, Kernel::kGreater},
@@ -270,7 +280,7 @@ TEST(ElementwiseRunRows, ExactlyTodaysOpsJoinWithTheirKernels) {
 // give a kernel, alone in a stream, is deferred and leaves what its lowering leaves: a row whose
 // kernel, family or payload form were mapped wrongly fails here.
 TEST_F(ElementwiseRun, EveryRowWithAKernelJoinsARunAndMatchesItsLowering) {
-  const Dims d{7, 13};  // every 7th value special: each of special_values' at least once
+  const Dims d{7, 15};  // every 7th value special: each of special_values' at least once
   const auto n = ir::num_elements(d);
   std::vector<std::uint8_t> bits(n);
   for (std::size_t i = 0; i < n; ++i) bits[i] = (i * 7 + 3) % 3 == 0;
@@ -309,6 +319,12 @@ TEST_F(ElementwiseRun, EveryRowWithAKernelJoinsARunAndMatchesItsLowering) {
       case Form::kMaskWhere:
         op.payload = MaskWhereOpIr{in(1), mask_ir(3, d), in(2), out};
         break;
+      case Form::kCreation:
+        op.payload = CreationOpIr{out};
+        break;
+      case Form::kFull:
+        op.payload = FullOpIr{out, ScalarIr::f(-2.5)};
+        break;
       default:
         ADD_FAILURE() << "a kernel without a form";
         continue;
@@ -323,6 +339,31 @@ TEST_F(ElementwiseRun, EveryRowWithAKernelJoinsARunAndMatchesItsLowering) {
     ++joined;
   }
   EXPECT_EQ(joined, std::size(kFusedToday));
+}
+
+// The float_unary rows that join a run do so because their results are exact, so the run's plain
+// C loop gives ATen's bits. Checked over 32,767 f32 bit patterns spread over the whole space (every
+// sign, exponent, subnormals, infinities, NaNs); all 2^32 were checked once for the pinned wheel.
+TEST_F(ElementwiseRun, ExactUnaryKernelsGiveAtensBitsAcrossTheF32Space) {
+  const Dims d{32767};  // under kParallelFrom: a run takes it at any thread count
+  std::vector<float> v(32767);
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    const auto bits = static_cast<std::uint32_t>(i * 131071u + 12345u);
+    std::memcpy(&v[i], &bits, 4);
+  }
+  for (const OpKind kind : {OpKind::Float_Recip, OpKind::Float_Floor, OpKind::Float_Ceil,
+                            OpKind::Float_Trunc, OpKind::Float_Round}) {
+    SCOPED_TRACE(ir::op_name(kind));
+    OperationIr op;
+    op.kind = kind;
+    op.dtype = DTypeKind::F32;
+    op.payload = UnaryOpIr{f(1, d), f(2, d, TensorStatus::NotInit)};
+    Stream s;
+    s.inputs = {{1, f32_data(d, v)}};
+    s.ops = {op};
+    s.reads = {f(2, d)};
+    expect_same(s);
+  }
 }
 
 // A binary op's second operand may be a stored one-element tensor, broadcast (Burn's LU divides
@@ -429,6 +470,71 @@ TEST_F(ElementwiseRun, CtcLogSumExpIsOneRunUpToItsExp) {
       BinaryOpIr{f(9, d, rw), f(15, d, rw), f(16, d, nd)}, DTypeKind::F32));
   s.reads = {f(16, d)};
   expect_same(s);
+}
+
+// Burn's autodiff of a masked choice makes a zero tensor for the branch not taken, and CTC loss's
+// backward divides by a sum: 19,256 zero tensors and 3,216 reciprocals per CTC backward, each of
+// which ended a run. Zeros, ones, fills and reciprocals are now ops of the run, first or later.
+TEST_F(ElementwiseRun, CtcBackwardsZerosAndReciprocalsStayInItsRun) {
+  const Dims d{2, 9};
+  const auto nd = TensorStatus::NotInit;
+  const auto rw = TensorStatus::ReadWrite;
+  Stream s;
+  s.inputs = {{1, f32_data(d, special_values(18, 5))}, {2, f32_data(d, special_values(18, 6))}};
+  s.ops = {
+      make_op<OpKind::BaseFloat_Zeros>(CreationOpIr{f(3, d, nd)}, DTypeKind::F32),
+      make_op<OpKind::NumericFloat_LowerElem>(
+          ScalarOpIr{f(2, d), ScalarIr::f(0.0), mask_ir(4, d, nd)}, DTypeKind::F32),
+      make_op<OpKind::BaseFloat_MaskWhere>(
+          MaskWhereOpIr{f(1, d), mask_ir(4, d), f(3, d, rw), f(5, d, nd)}),
+      make_op<OpKind::BaseFloat_Zeros>(CreationOpIr{f(6, d, nd)}, DTypeKind::F32),
+      make_op<OpKind::BaseFloat_MaskWhere>(
+          MaskWhereOpIr{f(6, d, rw), mask_ir(4, d, rw), f(5, d), f(7, d, nd)}),
+      make_op<OpKind::NumericFloat_AddScalar>(ScalarOpIr{f(2, d), ScalarIr::f(1.0), f(8, d, nd)},
+                                              DTypeKind::F32),
+      make_op<OpKind::Float_Recip>(UnaryOpIr{f(8, d, rw), f(9, d, nd)}, DTypeKind::F32),
+      make_op<OpKind::NumericFloat_Mul>(BinaryOpIr{f(7, d, rw), f(9, d, rw), f(10, d, nd)},
+                                        DTypeKind::F32),
+      make_op<OpKind::NumericFloat_Full>(FullOpIr{f(11, d, nd), ScalarIr::f(0.1)}, DTypeKind::F32),
+      make_op<OpKind::NumericFloat_Add>(BinaryOpIr{f(10, d, rw), f(11, d, rw), f(12, d, nd)},
+                                        DTypeKind::F32),
+      make_op<OpKind::BaseFloat_Ones>(CreationOpIr{f(13, d, nd)}, DTypeKind::F32),
+      make_op<OpKind::NumericFloat_Sub>(BinaryOpIr{f(12, d, rw), f(13, d), f(14, d, nd)},
+                                        DTypeKind::F32),
+      make_op<OpKind::Float_Round>(UnaryOpIr{f(14, d), f(15, d, nd)}, DTypeKind::F32),
+  };
+  s.reads = {f(5, d), f(13, d), f(14, d), f(15, d)};
+  expect_same(s);
+  EXPECT_EQ(fused_.longest_run(), s.ops.size()) << "one run";
+}
+
+// A fill the run cannot hold exactly runs through its lowering: zeros of another dtype (f64, f16,
+// i32, bool), a full whose value is an integer or past f32's range. Each ends the run before it.
+TEST_F(ElementwiseRun, FillsOfOtherDtypesOrValuesRunThroughTheirLowerings) {
+  const Dims d{3, 5};
+  const auto nd = TensorStatus::NotInit;
+  Stream s;
+  s.ops = {
+      make_op<OpKind::BaseFloat_Zeros>(CreationOpIr{f(1, d, nd)}, DTypeKind::F32),
+      make_op<OpKind::BaseFloat_Zeros>(CreationOpIr{tir(2, d, DTypeKind::F64, nd)}, DTypeKind::F64),
+      make_op<OpKind::BaseFloat_Ones>(CreationOpIr{f(3, d, nd)}, DTypeKind::F32),
+      make_op<OpKind::BaseFloat_Ones>(CreationOpIr{tir(4, d, DTypeKind::F16, nd)}, DTypeKind::F16),
+      make_op<OpKind::NumericFloat_Full>(FullOpIr{f(5, d, nd), ScalarIr::f(-0.0)}, DTypeKind::F32),
+      make_op<OpKind::BaseInt_Zeros>(CreationOpIr{tir(6, d, DTypeKind::I32, nd)}, DTypeKind::I32),
+      make_op<OpKind::NumericFloat_Full>(FullOpIr{f(7, d, nd), ScalarIr::f(3.0)}, DTypeKind::F32),
+      make_op<OpKind::BaseBool_Zeros>(
+          CreationOpIr{tir(8, d, DType::boolean(BoolStore::Native), nd)}),
+      make_op<OpKind::NumericFloat_Full>(FullOpIr{f(9, d, nd), ScalarIr::i(3)}, DTypeKind::F32),
+      make_op<OpKind::NumericFloat_Full>(FullOpIr{f(10, d, nd), ScalarIr::f(1e39)}, DTypeKind::F32),
+  };
+  s.reads = {f(1, d), tir(2, d, DTypeKind::F64),
+             f(3, d), tir(4, d, DTypeKind::F16),
+             f(5, d), tir(6, d, DTypeKind::I32),
+             f(7, d), tir(8, d, DType::boolean(BoolStore::Native)),
+             f(9, d), f(10, d)};
+  expect_same(s);
+  const std::vector<std::size_t> runs = {1, 0, 1, 0, 1, 0, 1, 0, 0, 0};
+  EXPECT_EQ(fused_.deferred_after, runs);
 }
 
 TEST_F(ElementwiseRun, ScalarOperandsAndResultsStillReferencedAfterTheRun) {

@@ -84,7 +84,7 @@ TB_AVX2_CLONES void logical(Kernel fn, const bool* a, const bool* b, std::int64_
   }
 }
 
-// The f32 kernels with one input, or a mask: false for the binary ones (arith()).
+// The f32 kernels with one input, a mask or none (a fill): false for the binary ones (arith()).
 TB_AVX2_CLONES bool unary(Kernel fn, const float* a, const bool* m, const float* v, float s,
                           std::int64_t len, float* y) {
   switch (fn) {
@@ -97,6 +97,27 @@ TB_AVX2_CLONES bool unary(Kernel fn, const float* a, const bool* m, const float*
       return true;
     case Kernel::kAbs:
       for (std::int64_t k = 0; k < len; ++k) y[k] = std::fabs(a[k]);
+      return true;
+    case Kernel::kRecip:
+      for (std::int64_t k = 0; k < len; ++k) y[k] = 1.0f / a[k];
+      return true;
+    case Kernel::kFloor:
+      for (std::int64_t k = 0; k < len; ++k) y[k] = std::floor(a[k]);
+      return true;
+    case Kernel::kCeil:
+      for (std::int64_t k = 0; k < len; ++k) y[k] = std::ceil(a[k]);
+      return true;
+    case Kernel::kTrunc:
+      for (std::int64_t k = 0; k < len; ++k) y[k] = std::trunc(a[k]);
+      return true;
+    case Kernel::kRound:
+      // The default rounding mode, to nearest even: ATen's round (nearbyint).
+      for (std::int64_t k = 0; k < len; ++k) y[k] = std::nearbyint(a[k]);
+      return true;
+    case Kernel::kZeros:
+    case Kernel::kOnes:
+    case Kernel::kFull:
+      for (std::int64_t k = 0; k < len; ++k) y[k] = s;
       return true;
     case Kernel::kMaskFill:
       for (std::int64_t k = 0; k < len; ++k) y[k] = m[k] ? s : a[k];

@@ -25,6 +25,14 @@ enum class Kernel : std::uint8_t {
   kNeg,
   kAbs,
   kRelu,
+  kRecip,  // 1 / a, as ATen's reciprocal
+  kFloor,
+  kCeil,
+  kTrunc,
+  kRound,      // half to even, as ATen's round
+  kZeros,      // no operand: the scalar 0
+  kOnes,       // no operand: the scalar 1
+  kFull,       // no operand: the payload's value
   kMaskFill,   // mask ? scalar : a
   kMaskWhere,  // mask ? b : a
   // f32 in, bool out (b: a tensor, or the scalar)
@@ -59,6 +67,14 @@ constexpr Types types_of(Kernel k) {
     case Kernel::kNeg:
     case Kernel::kAbs:
     case Kernel::kRelu:
+    case Kernel::kRecip:
+    case Kernel::kFloor:
+    case Kernel::kCeil:
+    case Kernel::kTrunc:
+    case Kernel::kRound:
+    case Kernel::kZeros:
+    case Kernel::kOnes:
+    case Kernel::kFull:
     case Kernel::kMaskFill:
     case Kernel::kMaskWhere:
       return {false, false};
@@ -81,7 +97,17 @@ constexpr Types types_of(Kernel k) {
 }
 
 // Where an op's operands are in its payload.
-enum class Form : std::uint8_t { kNone, kUnary, kBinary, kScalar, kMaskFill, kMaskWhere };
+// kCreation and kFull read no tensor: the result is a fill.
+enum class Form : std::uint8_t {
+  kNone,
+  kUnary,
+  kBinary,
+  kScalar,
+  kMaskFill,
+  kMaskWhere,
+  kCreation,
+  kFull
+};
 template <class P>
 constexpr Form form_of() {
   if constexpr (std::is_same_v<P, ir::UnaryOpIr>) return Form::kUnary;
@@ -89,6 +115,8 @@ constexpr Form form_of() {
   if constexpr (std::is_same_v<P, ir::ScalarOpIr>) return Form::kScalar;
   if constexpr (std::is_same_v<P, ir::MaskFillOpIr>) return Form::kMaskFill;
   if constexpr (std::is_same_v<P, ir::MaskWhereOpIr>) return Form::kMaskWhere;
+  if constexpr (std::is_same_v<P, ir::CreationOpIr>) return Form::kCreation;
+  if constexpr (std::is_same_v<P, ir::FullOpIr>) return Form::kFull;
   return Form::kNone;
 }
 
@@ -125,6 +153,35 @@ namespace rows {
 #define TB_FUSED_KERNEL_mask_where kMaskWhere
 #define TB_FUSED_KERNEL_kNan kIsNan
 #define TB_FUSED_KERNEL_kInf kIsInf
+#define TB_FUSED_KERNEL_zeros kZeros
+#define TB_FUSED_KERNEL_ones kOnes
+#define TB_FUSED_KERNEL_full kFull
+// float_unary's ATen functions. Those whose every result is exact (one IEEE division, rounding to
+// an integer) join; ATen's transcendental functions and its square root are MKL's or SLEEF's
+// vectorised loops, not bit for bit the C library's (sqrt: 365,368,316 of the 2^32 f32 inputs
+// differ from std::sqrt on the pinned wheel; reciprocal, floor, ceil, trunc and round: none).
+#define TB_FUSED_KERNEL_reciprocal kRecip
+#define TB_FUSED_KERNEL_floor kFloor
+#define TB_FUSED_KERNEL_ceil kCeil
+#define TB_FUSED_KERNEL_trunc kTrunc
+#define TB_FUSED_KERNEL_round kRound
+#define TB_FUSED_KERNEL_sqrt kNone
+#define TB_FUSED_KERNEL_exp kNone
+#define TB_FUSED_KERNEL_log kNone
+#define TB_FUSED_KERNEL_log1p kNone
+#define TB_FUSED_KERNEL_erf kNone
+#define TB_FUSED_KERNEL_cos kNone
+#define TB_FUSED_KERNEL_cosh kNone
+#define TB_FUSED_KERNEL_sin kNone
+#define TB_FUSED_KERNEL_sinh kNone
+#define TB_FUSED_KERNEL_tan kNone
+#define TB_FUSED_KERNEL_tanh kNone
+#define TB_FUSED_KERNEL_acos kNone
+#define TB_FUSED_KERNEL_acosh kNone
+#define TB_FUSED_KERNEL_asin kNone
+#define TB_FUSED_KERNEL_asinh kNone
+#define TB_FUSED_KERNEL_atan kNone
+#define TB_FUSED_KERNEL_atanh kNone
 
 struct Row {
   ir::OpKind kind;
@@ -141,9 +198,9 @@ struct Row {
 #define TB_FUSED_ROW_compare_elem TB_FUSED_JOIN
 #define TB_FUSED_ROW_logical TB_FUSED_JOIN
 #define TB_FUSED_ROW_float_test TB_FUSED_JOIN
-// Families that stay out. Transcendental functions: ATen's vectorised exp or log is not bit for bit
-// the C library's. Integer and along-a-dimension ops: the run is f32 and bool, element by element.
-#define TB_FUSED_ROW_float_unary(...)
+#define TB_FUSED_ROW_float_unary TB_FUSED_JOIN
+// Families that stay out. float_binary: pow, atan2, hypot and fmod are not one IEEE operation.
+// Integer and along-a-dimension ops: the run is f32 and bool, element by element.
 #define TB_FUSED_ROW_float_binary(...)
 #define TB_FUSED_ROW_along_dim(...)
 #define TB_FUSED_ROW_bitwise(...)
@@ -167,12 +224,10 @@ struct Row {
 inline constexpr Row kRows[] = {TB_OP_LEAVES(TB_FUSED_ROW)};
 
 // The run holds f32 and bool tensors: a row shared with integer categories (Add of NumericInt,
-// Equal of BaseInt and BaseBool) joins for its float or bool category only. Of Float's rows only
-// the tests (IsNan, IsInf) name a kernel.
+// Equal of BaseInt and BaseBool, Zeros of BaseInt) joins for its float or bool category only.
 constexpr bool fuses_category(ir::OpCategory c) {
   return c == ir::OpCategory::NumericFloat || c == ir::OpCategory::BaseFloat ||
-         c == ir::OpCategory::Float || c == ir::OpCategory::Bool ||
-         c == ir::OpCategory::Activation;
+         c == ir::OpCategory::Float || c == ir::OpCategory::Bool || c == ir::OpCategory::Activation;
 }
 
 constexpr std::array<Fusion, ir::kOpKindCount> table() {

@@ -116,6 +116,16 @@ bool ElementwiseRun::name_operands(const ir::OperationIr& op, fused::Form form, 
       t = {&p.tensor, &p.value, &p.mask, &p.out};
       return true;
     }
+    case fused::Form::kCreation: {
+      t = {nullptr, nullptr, nullptr, &op.as<ir::CreationOpIr>().out};
+      o.scalar = o.kernel == fused::Kernel::kOnes ? 1.0f : 0.0f;
+      return true;
+    }
+    case fused::Form::kFull: {
+      const auto& p = op.as<ir::FullOpIr>();
+      t = {nullptr, nullptr, nullptr, &p.out};
+      return f32_scalar(p.value, o.scalar);
+    }
     default:
       return false;
   }
@@ -148,7 +158,7 @@ bool ElementwiseRun::try_add(const ir::OperationIr& op, const HandleTable& handl
   if (ir::category_has_dtype(op.category()) && op.dtype.kind != ir::DTypeKind::F32) return false;
   if (o.bool_out ? !t.out->dtype.is_bool() : t.out->dtype.kind != ir::DTypeKind::F32) return false;
   if (!fits(*t.out, handles)) return false;
-  if (!operand(*t.a, o.bool_in, handles, o.a)) return false;
+  if (t.a && !operand(*t.a, o.bool_in, handles, o.a)) return false;
   if (t.b && !operand(*t.b, o.bool_in, handles, o.b)) {
     if (fusion.form != fused::Form::kBinary || o.bool_in || !one_element(*t.b, handles, o.b)) {
       return false;
