@@ -14,6 +14,7 @@
 #include <limits>
 #include <random>
 
+#include "backends/libtorch/fused_compare.hpp"
 #include "backends/libtorch/op_test_util.hpp"
 #include "exec/elementwise_rows.hpp"
 #include "exec/executor.hpp"
@@ -21,144 +22,7 @@
 namespace tb::test {
 namespace {
 
-using backend::Executor;
-
-struct Stream {
-  std::vector<std::pair<std::uint64_t, TensorData>> inputs;
-  std::vector<OperationIr> ops;
-  std::vector<TensorIr> reads;  // read at the end, each ReadOnly
-};
-
-struct Outcome {
-  std::vector<Status> statuses;
-  std::vector<std::optional<TensorData>> reads;  // nullopt: the read failed
-  std::vector<std::string> read_errors;
-  std::uint64_t live_tensors = 0;
-  bool sync_failed = false;
-  bool deferred = false;  // ops were still deferred after the stream's last op
-  // The ops deferred after each op of the stream: the runs the comparison covered.
-  std::vector<std::size_t> deferred_after;
-  std::size_t longest_run() const {
-    return deferred_after.empty() ? 0
-                                  : *std::max_element(deferred_after.begin(), deferred_after.end());
-  }
-};
-
-Outcome run_stream(Executor& e, const Stream& s) {
-  Outcome o;
-  for (const auto& [id, data] : s.inputs) EXPECT_TRUE(e.register_tensor(TensorId{id}, data));
-  const auto& lt = dynamic_cast<backend::libtorch::LibTorchExecutor&>(e);
-  for (const auto& op : s.ops) {
-    o.statuses.push_back(e.execute(op));
-    o.deferred_after.push_back(lt.deferred_ops());
-  }
-  // A dtype query runs nothing: what is deferred stays deferred until the reads.
-  e.dtype_usage(DType(DTypeKind::F32));
-  o.deferred = e.has_deferred();
-  o.sync_failed = !e.sync();
-  EXPECT_FALSE(e.has_deferred()) << "a sync runs what is deferred";
-  o.live_tensors = e.stats().live_tensors;
-  for (auto t : s.reads) {
-    t.status = TensorStatus::ReadOnly;
-    auto r = e.read_tensor(t);
-    o.reads.push_back(r ? std::optional<TensorData>(r.value()) : std::nullopt);
-    o.read_errors.push_back(r ? "" : r.error().what());
-  }
-  return o;
-}
-
-// Bit for bit, signed zeros and all, except that any NaN matches any NaN: which NaN an op on two
-// NaNs returns, and so its sign and payload, is unspecified (IEEE 754 6.2.3) and differs between
-// ATen's vectorised loops and a scalar loop (x86 returns the first operand, and compilers swap the
-// operands of commutative ops).
-::testing::AssertionResult same_bits(const TensorData& a, const TensorData& b) {
-  if (a.shape != b.shape || a.dtype != b.dtype || a.bytes.size() != b.bytes.size()) {
-    return ::testing::AssertionFailure() << "shape, dtype or size differ";
-  }
-  if (a.dtype.kind != DTypeKind::F32) {
-    if (a == b) return ::testing::AssertionSuccess();
-    return ::testing::AssertionFailure() << "bytes differ";
-  }
-  for (std::size_t i = 0; i < a.bytes.size() / 4; ++i) {
-    std::uint32_t x, y;
-    std::memcpy(&x, a.bytes.data() + i * 4, 4);
-    std::memcpy(&y, b.bytes.data() + i * 4, 4);
-    float fx, fy;
-    std::memcpy(&fx, &x, 4);
-    std::memcpy(&fy, &y, 4);
-    if (x != y && !(std::isnan(fx) && std::isnan(fy))) {
-      return ::testing::AssertionFailure() << "element " << i << ": " << fx << " (0x" << std::hex
-                                           << x << ") vs " << fy << " (0x" << y << ")";
-    }
-  }
-  return ::testing::AssertionSuccess();
-}
-
-class ElementwiseRun : public OpTest {
- protected:
-  void SetUp() override {
-    if (test_device() != "cpu") GTEST_SKIP() << "element-wise runs are formed on the CPU only";
-  }
-  void expect_same(const Stream& s) {
-    backend::libtorch::BackendOptions eager_options;
-    eager_options.fuse_elementwise = false;
-    auto eager_backend = std::move(backend::libtorch::make_backend(eager_options)).value();
-    auto fused = backend_->new_executor();
-    auto eager = eager_backend->new_executor();
-    const Outcome a = run_stream(*fused, s);
-    const Outcome b = run_stream(*eager, s);
-    EXPECT_EQ(b.longest_run(), 0u) << "an executor that does not fuse defers nothing";
-    // Without a run on the fusing side the comparison would be eager against eager.
-    EXPECT_GT(a.longest_run(), 0u) << "the fusing executor deferred nothing";
-    fused_ = a;
-    ASSERT_EQ(a.reads.size(), b.reads.size());
-    EXPECT_EQ(a.live_tensors, b.live_tensors);
-    for (std::size_t i = 0; i < a.reads.size(); ++i) {
-      ASSERT_EQ(a.reads[i].has_value(), b.reads[i].has_value())
-          << "read of #" << s.reads[i].id.value << ": " << a.read_errors[i] << " / "
-          << b.read_errors[i];
-      if (a.reads[i]) {
-        EXPECT_TRUE(same_bits(*a.reads[i], *b.reads[i])) << "tensor #" << s.reads[i].id.value;
-      }
-    }
-    EXPECT_EQ(a.sync_failed, b.sync_failed);
-  }
-  // The fusing executor's outcome of the last stream: which runs the comparison covered.
-  Outcome fused_;
-};
-
-TensorData f32_data(const Dims& dims, const std::vector<float>& v) {
-  TensorData d;
-  d.shape = dims;
-  d.dtype = DTypeKind::F32;
-  d.bytes = ir::Bytes::copy_of(v.data(), v.size() * sizeof(float));
-  return d;
-}
-
-std::vector<float> special_values(std::size_t n, std::uint32_t seed) {
-  const float inf = std::numeric_limits<float>::infinity();
-  // Halves and a small negative for the rounding kernels (half to even; ceil(-0.3) is -0).
-  const std::vector<float> specials = {0.0f,   -0.0f,   inf,   -inf,   std::nanf(""),
-                                       1e-40f, -1e-40f, 3e38f, -3e38f, 1.0f,
-                                       -1.0f,  0.5f,    2.5f,  -1.5f,  -0.3f};
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> u(-4, 4);
-  std::vector<float> v(n);
-  for (std::size_t i = 0; i < n; ++i)
-    v[i] = (i % 7 == 0) ? specials[(i / 7) % specials.size()] : u(rng);
-  return v;
-}
-
-TensorIr f(std::uint64_t id, const Dims& d, TensorStatus s = TensorStatus::ReadOnly) {
-  TensorIr t = tir(id, d);
-  t.status = s;
-  return t;
-}
-TensorIr mask_ir(std::uint64_t id, const Dims& d, TensorStatus s = TensorStatus::ReadOnly) {
-  TensorIr t = tir(id, d, DType::boolean(BoolStore::Native));
-  t.status = s;
-  return t;
-}
+class ElementwiseRun : public FusedCompare {};
 
 // The op-bound benchmark's chain as Burn's clients send it: add, mul, sub, div by constant tensors
 // and relu, each consuming its input. The fusion client sends relu as a lower-equal mask and a

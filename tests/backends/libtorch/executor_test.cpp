@@ -347,8 +347,9 @@ TEST_F(Custom_Op, HandlersReceiveEveryScalarKind) {
 namespace tb::test {
 namespace {
 
-// The collectives run in the host (bridge/src/cluster/collective.cpp, tests/bridge/collective_test.cpp);
-// a lone executor refuses AllReduce clearly and treats SyncCollective as done.
+// The collectives run in the host (bridge/src/cluster/collective.cpp,
+// tests/bridge/collective_test.cpp); a lone executor refuses AllReduce clearly and treats
+// SyncCollective as done.
 class Distributed_AllReduce : public OpTest {};
 TEST_F(Distributed_AllReduce, ALoneExecutorRefusesWithAClearError) {
   const auto a = tir(1, {2});

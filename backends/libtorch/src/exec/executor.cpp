@@ -145,6 +145,8 @@ Status LibTorchExecutor::execute(const ir::OperationIr& op) {
 // only when it touches a quantized tensor), commit its outputs or its failure.
 Status LibTorchExecutor::execute_op(const ir::OperationIr& op) {
   ++stats_.ops;
+  if (try_zero_slice(op)) return ok();
+  flush_zero_slice();
   // A deferred subtraction is computed first, unless this op may take it in place; a held-back
   // outer product, unless this op is the subtraction that takes its operands.
   const bool absorbing = deferred_.prepare_absorb(op, handles_);
@@ -356,7 +358,8 @@ ExecutorStats LibTorchExecutor::stats() const {
   // Deferred ops count as run: the host's memory limits see what eager execution would hold.
   ExecutorStats s = stats_;
   s.live_tensors = handles_.size() + run_.pending_tensors() - run_.consumed_tensors();
-  s.live_bytes = handles_.bytes() + run_.pending_bytes() - run_.consumed_bytes();
+  s.live_bytes =
+      handles_.bytes() + run_.pending_bytes() - run_.consumed_bytes() + zero_slice_.held_bytes();
   return s;
 }
 

@@ -14,6 +14,7 @@
 #include "exec/failure_log.hpp"
 #include "exec/handle_table.hpp"
 #include "exec/op_profile.hpp"
+#include "exec/zero_slice_add.hpp"
 #include "quant/quant.hpp"
 #include "torchbridge/backend/backend.hpp"
 #include "torchbridge/libtorch/libtorch.hpp"
@@ -76,7 +77,9 @@ class LibTorchExecutor final : public Executor {
                                             : quant::Encoding::kMulInverseHalfAway;
   }
   Status execute(const ir::OperationIr& op) override;
-  bool has_deferred() const override { return !run_.empty() || deferred_.pending(); }
+  bool has_deferred() const override {
+    return !run_.empty() || deferred_.pending() || zero_slice_.pending();
+  }
   Status sync() override;
   void fail(const Error& error, const std::vector<ir::TensorId>& poisoned) override;
   ir::DTypeUsageSet dtype_usage(const ir::DType& dtype) override;
@@ -98,6 +101,8 @@ class LibTorchExecutor final : public Executor {
   // For tests: the deferred subtractions written in place by a slice assignment.
   std::uint64_t subtractions_in_place() const { return deferred_.absorbed(); }
   std::uint64_t outer_products_fused() const { return deferred_.fused_outer(); }
+  // For tests: the held zero slices added in place.
+  std::uint64_t zero_slices_added() const { return zero_slice_.added(); }
   // For tests: the quantized tensor under an id (nullptr when none).
   const quant::QTensor* stored_quantized(std::uint64_t id) const;
 
@@ -122,10 +127,14 @@ class LibTorchExecutor final : public Executor {
   // A new failure, to be reported by the next sync unless a read reports it first.
   std::shared_ptr<FailureLog::Failure> record(const Error& error);
   void device_sync();
-  // Runs what is deferred: the subtraction, then the element-wise ops (a failure poisons their
-  // outputs).
+  // Runs what is deferred: the held zero slice, the subtraction, then the element-wise ops (a
+  // failure poisons their outputs).
   void flush_run();
+  void flush_zero_slice();
   void flush_deferred_subtract();
+  void flush_elementwise();
+  // Gives `op` to the held zero slice where it continues it (zero_slice_add.hpp).
+  bool try_zero_slice(const ir::OperationIr& op);
   // Defers `op` where deferred_subtract.hpp says (false where it does not, or cannot allocate).
   bool try_defer_subtract(const ir::OperationIr& op);
 
@@ -144,6 +153,8 @@ class LibTorchExecutor final : public Executor {
   ElementwiseRun run_;
   // A subtraction held back by one op for the slice assignment that may take it in place.
   DeferredSubtract deferred_;
+  // Burn's gradient of a slice, held until the add that may take it in place.
+  ZeroSliceAdd zero_slice_;
   std::unique_ptr<OpProfile> profile_ = OpProfile::from_env();  // TB_OP_PROFILE
   bool fuse_;
 };

@@ -1,5 +1,6 @@
-// What the executor defers, run when anything else reaches it: the held-back subtraction and
-// outer product (deferred_subtract.hpp) and the element-wise run (elementwise_run.hpp). A failure
+// What the executor defers, run when anything else reaches it: the held zero slice
+// (zero_slice_add.hpp), the held-back subtraction and outer product (deferred_subtract.hpp) and the
+// element-wise run (elementwise_run.hpp). A failure
 // poisons what they would have produced, as the ops' own failures would.
 #include <ATen/core/LegacyTypeDispatch.h>
 
@@ -44,8 +45,39 @@ bool LibTorchExecutor::try_defer_subtract(const ir::OperationIr& op) {
   return s && deferred;
 }
 
-void LibTorchExecutor::flush_run() {
+void LibTorchExecutor::flush_zero_slice() {
+  if (zero_slice_.idle()) return;
+  if (!zero_slice_.pending()) return zero_slice_.clear();
+  const std::uint64_t id = zero_slice_.held_id();
+  const Status s = aten_guard("filling a zero tensor", [&] {
+    zero_slice_.materialize();
+    return ok();
+  });
+  if (!s) poison(id, record(s.error()));
+}
+
+bool LibTorchExecutor::try_zero_slice(const ir::OperationIr& op) {
+  if (!fuse_ || !zero_slice_.continues(op)) return false;
+  // What the op reads may be deferred: it is computed first.
   flush_deferred_subtract();
+  flush_elementwise();
+  bool taken = false;
+  // An allocation that fails leaves the op to its lowering, which reports it.
+  const Status s = aten_guard("", [&] {
+    at::AutoDispatchBelowADInplaceOrView below_autograd;
+    taken = zero_slice_.take(op, handles_);
+    return ok();
+  });
+  return s && taken;
+}
+
+void LibTorchExecutor::flush_run() {
+  flush_zero_slice();
+  flush_deferred_subtract();
+  flush_elementwise();
+}
+
+void LibTorchExecutor::flush_elementwise() {
   if (run_.empty()) return;
   const auto started = profile_ ? OpProfile::Clock::now() : OpProfile::Clock::time_point();
   const std::size_t ops = run_.size();

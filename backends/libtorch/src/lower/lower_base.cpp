@@ -15,6 +15,7 @@
 #include <utility>
 
 #include "lower/lowering.hpp"
+#include "lower/slice_region.hpp"
 #include "lower/small_cpu.hpp"
 
 namespace tb::backend::libtorch {
@@ -54,50 +55,6 @@ at::Tensor scalar_as(const ir::ScalarIr& s, const DType& dtype, const at::Device
     return at::scalar_tensor(s.as_double(), opts.dtype(at::kDouble)).to(storage_type(dtype));
   }
   return to_storage(at::scalar_tensor(int_scalar_bits(s, dtype), opts.dtype(at::kLong)), dtype);
-}
-
-// ---- Slicing -----------------------------------------------------------------------------------
-
-// The region selected by Burn's `ranges`, ascending: sizes, strides and storage offset in `t`'s
-// storage, and the dims whose traversal is reversed (negative step).
-struct SliceRegion {
-  std::vector<std::int64_t> sizes, strides;
-  std::int64_t offset = 0;
-  std::vector<std::int64_t> flips;
-};
-
-Result<SliceRegion> slice_region(OpContext& ctx, const at::Tensor& t,
-                                 const std::vector<ir::Slice>& ranges) {
-  if (ranges.size() > static_cast<std::size_t>(t.dim())) {
-    return ctx.invalid("{} slice ranges for a tensor of rank {}", ranges.size(), t.dim());
-  }
-  // One strided view for all dims (an at::slice per dim cost a dispatch each).
-  SliceRegion r{t.sizes().vec(), t.strides().vec(), t.storage_offset(), {}};
-  for (std::size_t d = 0; d < ranges.size(); ++d) {
-    const auto& s = ranges[d];
-    if (s.step == 0) return ctx.invalid("slice step of dim {} is 0", d);
-    const std::int64_t n = r.sizes[d];
-    auto norm = [n](std::int64_t i) {
-      return i < 0 ? std::max<std::int64_t>(0, n + i) : std::min(i, n);
-    };
-    const std::int64_t start = norm(s.start);
-    const std::int64_t end = s.end ? norm(*s.end) : n;
-    const std::int64_t k = s.step < 0 ? -s.step : s.step;
-    const std::int64_t len = end > start ? (end - start + k - 1) / k : 0;
-    // Ascending positions; a negative step takes end'-1, end'-1-k, ... and is reversed after.
-    const std::int64_t first = len == 0 ? start : s.step > 0 ? start : end - 1 - (len - 1) * k;
-    if (len > 0) r.offset += first * r.strides[d];
-    r.sizes[d] = len;
-    r.strides[d] *= k;
-    if (s.step < 0 && len > 0) r.flips.push_back(static_cast<std::int64_t>(d));
-  }
-  return r;
-}
-
-// The region as a strided view of `t`, in Burn's order (flipped where the step is negative).
-at::Tensor slice_of(const at::Tensor& t, const SliceRegion& r) {
-  at::Tensor view = t.as_strided(r.sizes, r.strides, r.offset);
-  return r.flips.empty() ? view : view.flip(r.flips);
 }
 
 // ---- Masks, comparisons, reductions ------------------------------------------------------------
@@ -150,14 +107,14 @@ Status lower_Base_Unfold(OpContext& ctx, const ir::UnfoldOpIr& op) {
 
 Status lower_Base_Slice(OpContext& ctx, const ir::SliceOpIr& op) {
   const at::Tensor& in = ctx.in(op.tensor);
-  TB_TRY_ASSIGN(auto region, slice_region(ctx, in, op.ranges));
+  TB_TRY_ASSIGN(auto region, slice_region(in, op.ranges));
   return ctx.out(op.out, slice_of(in, region));
 }
 
 Status lower_Base_SliceAssign(OpContext& ctx, const ir::SliceAssignOpIr& op) {
   const at::Tensor* own = ctx.exclusive(op.tensor);
   at::Tensor result = own ? *own : ctx.in(op.tensor).clone(at::MemoryFormat::Contiguous);
-  TB_TRY_ASSIGN(auto region, slice_region(ctx, result, op.ranges));
+  TB_TRY_ASSIGN(auto region, slice_region(result, op.ranges));
   if (DeferredValue* deferred = ctx.deferred_value) {
     // The value is `t[r] - w`, not computed yet: written into the region itself where that is
     // the region and `t` is ours to update (Burn's LU's trailing update), else computed now.
