@@ -82,7 +82,7 @@ bool DeferredSubtract::try_transpose_outer(const ir::OperationIr& op, HandleTabl
   std::swap(sizes[rank - 2], sizes[rank - 1]);
   if (!same_shape(sizes, p.out.shape.dims)) return false;
   // The only call that may throw comes before anything changes.
-  at::Tensor result = at::empty(sizes, out_.options());
+  at::Tensor result = small_cpu::empty(sizes, out_.scalar_type());
   at::Tensor column = b_.transpose(rank - 2, rank - 1);
   at::Tensor row = a_.transpose(rank - 2, rank - 1);
   a_ = std::move(column);
@@ -126,7 +126,7 @@ bool DeferredSubtract::try_defer(const ir::OperationIr& op, HandleTable& handles
   }
   // What the subtraction would store (contiguous, as at::sub makes it here); the only call that
   // may throw comes before anything changes.
-  at::Tensor result = at::empty(ha.tensor.sizes(), ha.tensor.options());
+  at::Tensor result = small_cpu::empty(ha.tensor.sizes(), ha.tensor.scalar_type());
   // The held-back product's operands stay, as copies ([m, 1] and [1, n], against the [m, n]
   // product): as views they would hold the matrix's memory, and its slice assignment could no
   // longer take the difference in place. The product's own output, consumed here, is never

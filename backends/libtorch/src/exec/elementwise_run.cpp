@@ -6,6 +6,8 @@
 
 #include <ATen/Parallel.h>
 
+#include "lower/small_cpu.hpp"
+
 namespace tb::backend::libtorch {
 namespace {
 
@@ -238,7 +240,7 @@ void ElementwiseRun::place_results(std::size_t stride) {
     // The result's place is taken before the inputs' are given back: a result never shares a
     // slot with an input (a bool and a float element differ in width).
     if (o.stored) {
-      stored_[i] = at::empty(sizes_, o.bool_out ? at::kBool : at::kFloat);
+      stored_[i] = small_cpu::empty(sizes_, o.bool_out ? at::kBool : at::kFloat);
     } else if (!free_slots_.empty()) {
       slot_[i] = free_slots_.back();
       free_slots_.pop_back();

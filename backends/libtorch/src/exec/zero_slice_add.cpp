@@ -2,8 +2,11 @@
 
 #include <cstring>
 
+#include <ATen/Parallel.h>
+
 #include "lower/small_cpu.hpp"
 #include "lower/strided_walk.hpp"
+#include "runtime/avx2_clones.hpp"
 #include "runtime/dtype.hpp"
 
 namespace tb::backend::libtorch {
@@ -26,6 +29,14 @@ bool plain_cpu(const Handle& h, at::ScalarType type) {
 bool sole_contiguous(const at::Tensor& t) {
   return t.is_contiguous() && !t.is_view() && !t.requires_grad() && t.use_count() == 1 &&
          t.storage().use_count() == 1;
+}
+
+// x + 0 over a block of a sum: -0.0 becomes +0.0, every other value (NaN included) stays.
+TB_AVX2_CLONES void add_zero(float* x, std::int64_t n) {
+  for (std::int64_t k = 0; k < n; ++k) x[k] = x[k] + 0.0f;
+}
+TB_AVX2_CLONES void add_zero(double* x, std::int64_t n) {
+  for (std::int64_t k = 0; k < n; ++k) x[k] = x[k] + 0.0;
 }
 
 strided_walk::Dims walk_dims(const std::vector<std::int64_t>& v) {
@@ -69,8 +80,8 @@ bool ZeroSliceAdd::take(const ir::OperationIr& op, HandleTable& handles) {
 bool ZeroSliceAdd::hold_zeros(const ir::CreationOpIr& p, HandleTable& handles) {
   // The only call that may throw comes before anything changes.
   at::Tensor t =
-      at::empty(std::vector<std::int64_t>(p.out.shape.dims.begin(), p.out.shape.dims.end()),
-                at::TensorOptions().dtype(storage_type(p.out.dtype)));
+      small_cpu::empty(std::vector<std::int64_t>(p.out.shape.dims.begin(), p.out.shape.dims.end()),
+                       storage_type(p.out.dtype));
   held_ = t;
   held_dtype_ = p.out.dtype;
   id_ = p.out.id.value;
@@ -164,7 +175,9 @@ void ZeroSliceAdd::write_sum(at::Tensor& a, bool held_first, bool whole) {
       });
   // 2. a + 0 where -0.0 may be: everywhere, or the last sum's region.
   if (whole) {
-    for (std::int64_t k = 0, n = a.numel(); k < n; ++k) data[k] = data[k] + T(0);
+    // As ATen's add would be, on its threads for a large sum.
+    at::parallel_for(0, a.numel(), at::internal::GRAIN_SIZE,
+                     [&](std::int64_t b, std::int64_t e) { add_zero(data + b, e - b); });
   } else {
     const strided_walk::Dims d_sizes = walk_dims(dirty_.sizes),
                              d_strides = walk_dims(dirty_.strides);

@@ -249,7 +249,7 @@ std::optional<at::Tensor> cat(at::TensorList inputs, std::int64_t dim) {
     sizes[dim] += t.size(dim);
   }
   if (c10::multiply_integers(sizes) > kMaxElements) return std::nullopt;
-  at::Tensor out = at::empty(sizes, first.options().memory_format(at::MemoryFormat::Contiguous));
+  at::Tensor out = empty(sizes, first.scalar_type());
   std::int64_t at = 0;  // along dim
   for (const at::Tensor& t : inputs) {
     if (!copy_into(out, t.sizes(), out.strides(), at * out.stride(dim), t)) return std::nullopt;
@@ -296,7 +296,7 @@ std::optional<at::Tensor> gather(const at::Tensor& x, std::int64_t dim, const at
   for (std::int64_t d = 0; d < x.dim(); ++d) {
     if (d != dim && index.size(d) > x.size(d)) return std::nullopt;
   }
-  at::Tensor out = at::empty(index.sizes(), x.options());
+  at::Tensor out = empty(index.sizes(), x.scalar_type());
   const bool moved = with_word(x.element_size(), [&](auto word) {
     gather_by_index<decltype(word)>(x, dim, index, out.data_ptr());
   });
@@ -307,7 +307,7 @@ std::optional<at::Tensor> gather(const at::Tensor& x, std::int64_t dim, const at
 std::optional<at::Tensor> float_abs(const at::Tensor& x) {
   const auto type = x.scalar_type();
   if (!small(x) || (type != at::kFloat && type != at::kDouble)) return std::nullopt;
-  at::Tensor out = at::empty(x.sizes(), at::TensorOptions().dtype(type));
+  at::Tensor out = empty(x.sizes(), type);
   if (type == at::kFloat) {
     map_loop<float>(x, out.data_ptr<float>(), [](float a) { return std::fabs(a); });
   } else {
@@ -323,7 +323,7 @@ std::optional<at::Tensor> divide_by_one(const at::Tensor& x, const at::Tensor& s
       x.is_neg() || s.is_neg()) {
     return std::nullopt;
   }
-  at::Tensor out = at::empty(x.sizes(), at::TensorOptions().dtype(type));
+  at::Tensor out = empty(x.sizes(), type);
   if (type == at::kFloat) {
     const float v = *s.const_data_ptr<float>();
     map_loop<float>(x, out.data_ptr<float>(), [v](float a) { return a / v; });
@@ -337,7 +337,7 @@ std::optional<at::Tensor> divide_by_one(const at::Tensor& x, const at::Tensor& s
 std::optional<at::Tensor> int_ring_scalar(const at::Tensor& x, Ring op, std::int64_t v) {
   const auto type = x.scalar_type();
   if (!small(x) || (type != at::kLong && type != at::kInt)) return std::nullopt;
-  at::Tensor out = at::empty(x.sizes(), at::TensorOptions().dtype(type));
+  at::Tensor out = empty(x.sizes(), type);
   if (type == at::kLong) {
     ring_loop<std::int64_t>(x, op, v, out);
   } else {
@@ -352,7 +352,7 @@ std::optional<at::Tensor> float_test(const at::Tensor& x, FloatTest test) {
       x.numel() > kMaxElements) {
     return std::nullopt;
   }
-  at::Tensor out = at::empty(x.sizes(), at::TensorOptions().dtype(at::kBool));
+  at::Tensor out = empty(x.sizes(), at::kBool);
   if (type == at::kFloat) {
     test_loop<float>(x, test, out.data_ptr<bool>());
   } else {
@@ -375,7 +375,7 @@ std::optional<at::Tensor> arg_extremum(const at::Tensor& x, std::int64_t dim, bo
   }
   std::vector<std::int64_t> shape(x.sizes().begin(), x.sizes().end());
   shape[static_cast<std::size_t>(dim)] = 1;
-  at::Tensor out = at::empty(shape, at::TensorOptions().dtype(index));
+  at::Tensor out = empty(shape, index);
   if (index == at::kInt) {
     arg_dispatch(x, dim, max, out.data_ptr<std::int32_t>());
   } else {
@@ -385,9 +385,9 @@ std::optional<at::Tensor> arg_extremum(const at::Tensor& x, std::int64_t dim, bo
 }
 
 at::Tensor zeros(at::IntArrayRef sizes, const at::TensorOptions& options) {
-  if (options.device().is_cpu() && options.layout() == at::kStrided &&
+  if (options.device().is_cpu() && options.layout() == at::kStrided && !options.pinned_memory() &&
       c10::multiply_integers(sizes) <= kMaxElements) {
-    at::Tensor t = at::empty(sizes, options);
+    at::Tensor t = empty(sizes, c10::typeMetaToScalarType(options.dtype()));
     // All-zero bits are zero in every dtype a tensor is created in (IEEE +0.0, integers, false).
     if (t.nbytes() > 0) std::memset(t.data_ptr(), 0, t.nbytes());
     return t;

@@ -9,11 +9,19 @@
 #include <utility>
 
 #include <ATen/ATen.h>
+#include <ATen/EmptyTensor.h>
 
 namespace tb::backend::libtorch::small_cpu {
 
 // Tensors of at most this many elements take these loops.
 inline constexpr std::int64_t kMaxElements = 1 << 14;
+
+// at::empty of a contiguous CPU tensor without the dispatcher: the same tensor (ATen's CPU kernel
+// calls this), in about half the instructions. Burn's decompositions allocate one per op: in CTC's
+// replay the element-wise runs' results alone were 54,000 allocations of 1,700 instructions.
+inline at::Tensor empty(at::IntArrayRef sizes, at::ScalarType type) {
+  return at::detail::empty_cpu(sizes, type);
+}
 
 // The least and greatest value of a non-empty int32 or int64 CPU tensor of any size, read in
 // place through its strides: an expanded tensor (stride 0) is read once per distinct element.

@@ -84,7 +84,7 @@ std::optional<at::Tensor> outer_product_output(const at::Tensor& lhs, const at::
   sizes[rank - 1] = rhs.size(rank - 1);
   // One thread: above this, ATen's GEMM may split the work across its threads.
   if (c10::multiply_integers(sizes) > kMaxOuterElements) return std::nullopt;
-  return at::empty(sizes, lhs.options());
+  return empty(sizes, lhs.scalar_type());
 }
 
 void outer_product_into(at::Tensor& out, const at::Tensor& lhs, const at::Tensor& rhs) {
