@@ -4,6 +4,10 @@
 // is +0.0. Where the pattern breaks, what is held is filled and the ops run as usual.
 #include <gmock/gmock.h>
 
+#include <cstring>
+#include <functional>
+#include <string>
+
 #include "backends/libtorch/fused_compare.hpp"
 
 namespace tb::test {
@@ -203,6 +207,61 @@ TEST_F(ZeroSliceAdd, BrokenPatternsRunAsTheOpsWould) {
     s.reads = c.reads;
     expect_same(s, /*require_run=*/false);
     EXPECT_EQ(fused_.zero_slices_added, c.added);
+  }
+}
+
+// Every other way into the executor fills what is held first, and its memory counts from the
+// start: the held tensor, and a consumed slice value the executor still holds.
+TEST_F(ZeroSliceAdd, EveryOtherEntryPointFillsWhatIsHeld) {
+  const DTypeKind kind = DTypeKind::F32;
+  const auto t = [&](std::uint64_t id, const Dims& d, TS st = TS::ReadOnly) {
+    return tir(id, d, kind, st);
+  };
+  const std::vector<float> g = special_values(128, 11);
+  const auto held_slice = [&](Executor& e) {
+    EXPECT_TRUE(e.register_tensor(TensorId{100}, f32_data(kRow, g)));
+    Stream s;
+    step(s, 10, 100, 1, row(4), true, kind);
+    EXPECT_TRUE(e.execute(s.ops[0]));
+    EXPECT_TRUE(e.execute(s.ops[1]));
+    EXPECT_TRUE(e.has_deferred());
+  };
+  const std::vector<std::pair<const char*, std::function<void(Executor&)>>> entries = {
+      {"read", [&](Executor& e) { EXPECT_TRUE(e.read_tensor(t(11, kShape))); }},
+      {"sync", [&](Executor& e) { EXPECT_TRUE(e.sync()); }},
+      {"register",
+       [&](Executor& e) { EXPECT_TRUE(e.register_tensor(TensorId{3}, f32_data(kRow, g))); }},
+      {"alias", [&](Executor& e) { EXPECT_TRUE(e.register_alias(TensorId{3}, TensorId{11})); }},
+      {"transfer", [&](Executor& e) { EXPECT_TRUE(e.take_for_transfer(t(11, kShape))); }},
+      {"fail", [&](Executor& e) { e.fail(make_error(ErrorCode::kInternal, "x"), {TensorId{9}}); }},
+      {"profile", [&](Executor& e) { EXPECT_TRUE(e.profile_start()); }},
+      {"other op",
+       [&](Executor& e) {
+         EXPECT_TRUE(e.execute(make_op<OpKind::Float_Exp>(
+             UnaryOpIr{t(11, kShape), t(4, kShape, TS::NotInit)}, kind)));
+       }},
+  };
+  for (const auto& [name, entry] : entries) {
+    SCOPED_TRACE(name);
+    auto e = backend_->new_executor();
+    held_slice(*e);
+    EXPECT_EQ(e->stats().live_tensors, 1u) << "#11 live, #10 and #100 consumed, as if run";
+    EXPECT_EQ(e->stats().live_bytes, (5120u + 128u) * 4) << "the held tensor and the value";
+    entry(*e);
+    EXPECT_FALSE(e->has_deferred());
+    auto* lt = dynamic_cast<backend::libtorch::LibTorchExecutor*>(e.get());
+    ASSERT_NE(lt, nullptr);
+    EXPECT_FALSE(lt->stored(10).defined());
+    EXPECT_FALSE(lt->stored(100).defined());
+    if (std::string(name) == "transfer") continue;
+    const at::Tensor s = lt->stored(11).contiguous();
+    ASSERT_TRUE(s.defined());
+    const float* v = s.data_ptr<float>();
+    for (std::int64_t i = 0; i < 5120; ++i) {
+      const bool in_row = i >= 4 * 128 && i < 5 * 128;
+      const float want = in_row ? g[static_cast<std::size_t>(i - 4 * 128)] : 0.0f;
+      ASSERT_EQ(std::memcmp(&v[i], &want, 4), 0) << "element " << i;
+    }
   }
 }
 
