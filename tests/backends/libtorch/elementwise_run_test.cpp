@@ -728,23 +728,9 @@ TEST_F(ElementwiseRun, EveryOtherEntryPointRunsWhatIsDeferred) {
         DTypeKind::F32)));
     EXPECT_TRUE(e.has_deferred());
   };
-  const std::vector<std::pair<const char*, std::function<void(Executor&)>>> entries = {
-      {"read", [&](Executor& e) { EXPECT_TRUE(e.read_tensor(f(2, d))); }},
-      {"sync", [&](Executor& e) { EXPECT_TRUE(e.sync()); }},
-      {"register",
-       [&](Executor& e) {
-         EXPECT_TRUE(e.register_tensor(TensorId{3}, f32_data(d, {0, 0, 0, 0, 0, 0})));
-       }},
-      {"alias", [&](Executor& e) { EXPECT_TRUE(e.register_alias(TensorId{3}, TensorId{2})); }},
-      {"transfer", [&](Executor& e) { EXPECT_TRUE(e.take_for_transfer(f(2, d))); }},
-      {"fail", [&](Executor& e) { e.fail(make_error(ErrorCode::kInternal, "x"), {TensorId{9}}); }},
-      {"profile", [&](Executor& e) { EXPECT_TRUE(e.profile_start()); }},
-      {"other op",
-       [&](Executor& e) {
-         EXPECT_TRUE(e.execute(
-             make_op<OpKind::Float_Exp>(UnaryOpIr{f(2, d), f(4, d, nd)}, DTypeKind::F32)));
-       }},
-  };
+  const std::vector<Entry> entries = every_other_entry(
+      f(2, d), f32_data(d, {0, 0, 0, 0, 0, 0}),
+      make_op<OpKind::Float_Exp>(UnaryOpIr{f(2, d), f(4, d, nd)}, DTypeKind::F32));
   for (const auto& [name, entry] : entries) {
     SCOPED_TRACE(name);
     auto e = backend_->new_executor();

@@ -9,8 +9,11 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <random>
+#include <utility>
+#include <vector>
 
 #include "backends/libtorch/op_test_util.hpp"
 #include "exec/executor.hpp"
@@ -158,6 +161,25 @@ inline TensorIr mask_ir(std::uint64_t id, const Dims& d, TensorStatus s = Tensor
   TensorIr t = tir(id, d, DType::boolean(BoolStore::Native));
   t.status = s;
   return t;
+}
+
+// Every way into an executor but the op that continues what it defers, each of which must run
+// what is deferred first: a read, a transfer and an alias (id 3) of `deferred` (a tensor the
+// deferral produced), a sync, an upload of `upload` (id 3), a recorded failure, a profiling
+// window, and `other`, an op that reads `deferred`.
+using Entry = std::pair<const char*, std::function<void(Executor&)>>;
+inline std::vector<Entry> every_other_entry(const TensorIr& deferred, const TensorData& upload,
+                                            const OperationIr& other) {
+  return {
+      {"read", [=](Executor& e) { EXPECT_TRUE(e.read_tensor(deferred)); }},
+      {"sync", [](Executor& e) { EXPECT_TRUE(e.sync()); }},
+      {"register", [=](Executor& e) { EXPECT_TRUE(e.register_tensor(TensorId{3}, upload)); }},
+      {"alias", [=](Executor& e) { EXPECT_TRUE(e.register_alias(TensorId{3}, deferred.id)); }},
+      {"transfer", [=](Executor& e) { EXPECT_TRUE(e.take_for_transfer(deferred)); }},
+      {"fail", [](Executor& e) { e.fail(make_error(ErrorCode::kInternal, "x"), {TensorId{9}}); }},
+      {"profile", [](Executor& e) { EXPECT_TRUE(e.profile_start()); }},
+      {"other op", [=](Executor& e) { EXPECT_TRUE(e.execute(other)); }},
+  };
 }
 
 }  // namespace tb::test

@@ -226,21 +226,9 @@ TEST_F(ZeroSliceAdd, EveryOtherEntryPointFillsWhatIsHeld) {
     EXPECT_TRUE(e.execute(s.ops[1]));
     EXPECT_TRUE(e.has_deferred());
   };
-  const std::vector<std::pair<const char*, std::function<void(Executor&)>>> entries = {
-      {"read", [&](Executor& e) { EXPECT_TRUE(e.read_tensor(t(11, kShape))); }},
-      {"sync", [&](Executor& e) { EXPECT_TRUE(e.sync()); }},
-      {"register",
-       [&](Executor& e) { EXPECT_TRUE(e.register_tensor(TensorId{3}, f32_data(kRow, g))); }},
-      {"alias", [&](Executor& e) { EXPECT_TRUE(e.register_alias(TensorId{3}, TensorId{11})); }},
-      {"transfer", [&](Executor& e) { EXPECT_TRUE(e.take_for_transfer(t(11, kShape))); }},
-      {"fail", [&](Executor& e) { e.fail(make_error(ErrorCode::kInternal, "x"), {TensorId{9}}); }},
-      {"profile", [&](Executor& e) { EXPECT_TRUE(e.profile_start()); }},
-      {"other op",
-       [&](Executor& e) {
-         EXPECT_TRUE(e.execute(make_op<OpKind::Float_Exp>(
-             UnaryOpIr{t(11, kShape), t(4, kShape, TS::NotInit)}, kind)));
-       }},
-  };
+  const std::vector<Entry> entries = every_other_entry(
+      t(11, kShape), f32_data(kRow, g),
+      make_op<OpKind::Float_Exp>(UnaryOpIr{t(11, kShape), t(4, kShape, TS::NotInit)}, kind));
   for (const auto& [name, entry] : entries) {
     SCOPED_TRACE(name);
     auto e = backend_->new_executor();

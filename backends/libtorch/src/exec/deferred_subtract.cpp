@@ -31,11 +31,6 @@ bool qualifies(const at::Tensor& view, const at::Tensor& w) {
          w.is_contiguous() && !w.storage().is_alias_of(view.storage()) && row_major_region(view);
 }
 
-// A handle an op may take as it is: a plain tensor, no failure, not quantized, not held.
-bool plain(const Handle& h) {
-  return !h.failure && !h.q && !h.held && h.tensor.defined();
-}
-
 }  // namespace
 
 bool DeferredSubtract::try_defer_outer(const ir::OperationIr& op, HandleTable& handles) {
@@ -45,7 +40,7 @@ bool DeferredSubtract::try_defer_outer(const ir::OperationIr& op, HandleTable& h
   if (out == lhs || out == rhs || !(p.lhs.dtype == p.rhs.dtype) || !(p.out.dtype == p.lhs.dtype))
     return false;
   const auto a = handles.find(lhs), b = handles.find(rhs);
-  if (a == handles.end() || b == handles.end() || !plain(a->second) || !plain(b->second) ||
+  if (a == handles.end() || b == handles.end() || !a->second.plain() || !b->second.plain() ||
       a->second.tensor.scalar_type() != storage_type(p.lhs.dtype)) {
     return false;
   }

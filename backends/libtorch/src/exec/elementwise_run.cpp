@@ -72,8 +72,8 @@ const at::Tensor* ElementwiseRun::stored(const ir::TensorIr& t, at::ScalarType t
   const auto it = handles.find(t.id.value);
   if (it == handles.end()) return nullptr;
   const Handle& h = it->second;
-  if (h.failure || h.q || h.held || !h.tensor.defined() || !h.tensor.device().is_cpu() ||
-      h.tensor.layout() != at::kStrided || h.tensor.scalar_type() != type) {
+  if (!h.plain() || !h.tensor.device().is_cpu() || h.tensor.layout() != at::kStrided ||
+      h.tensor.scalar_type() != type) {
     return nullptr;
   }
   return &h.tensor;

@@ -1,7 +1,7 @@
 // What the executor defers, run when anything else reaches it: the held zero slice
 // (zero_slice_add.hpp), the held-back subtraction and outer product (deferred_subtract.hpp) and the
-// element-wise run (elementwise_run.hpp). A failure
-// poisons what they would have produced, as the ops' own failures would.
+// element-wise run (elementwise_run.hpp). A failure poisons what they would have produced, as the
+// ops' own failures would.
 #include <ATen/core/LegacyTypeDispatch.h>
 
 #include "exec/executor.hpp"

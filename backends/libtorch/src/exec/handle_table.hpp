@@ -24,6 +24,9 @@ struct Handle {
   // reads answer in it.
   std::optional<ir::DType> held;
 
+  // An op may take the tensor as it is: no failure, not quantized, not held in another dtype.
+  bool plain() const { return !failure && !q && !held && tensor.defined(); }
+
   std::uint64_t bytes() const {
     std::uint64_t n = 0;
     if (tensor.defined()) n += static_cast<std::uint64_t>(tensor.numel()) * tensor.element_size();

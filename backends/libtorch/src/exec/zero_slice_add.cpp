@@ -17,12 +17,11 @@ bool f32_or_f64(const ir::DType& d) {
   return d.kind == ir::DTypeKind::F32 || d.kind == ir::DTypeKind::F64;
 }
 
-// A handle an op may take as it is, on the CPU: a plain strided tensor of `type`, no failure,
-// not quantized, not held in another dtype.
+// A plain handle (Handle::plain) of a strided CPU tensor of `type`.
 bool plain_cpu(const Handle& h, at::ScalarType type) {
-  return !h.failure && !h.q && !h.held && h.tensor.defined() && h.tensor.device().is_cpu() &&
-         h.tensor.layout() == at::kStrided && h.tensor.scalar_type() == type &&
-         !h.tensor.is_neg() && !h.tensor.is_conj() && h.tensor.has_storage();
+  return h.plain() && h.tensor.device().is_cpu() && h.tensor.layout() == at::kStrided &&
+         h.tensor.scalar_type() == type && !h.tensor.is_neg() && !h.tensor.is_conj() &&
+         h.tensor.has_storage();
 }
 
 // Whether `t`'s memory may be written: contiguous, and nothing but its handle holds it.
