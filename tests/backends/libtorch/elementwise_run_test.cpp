@@ -98,6 +98,7 @@ constexpr std::pair<OpKind, Kernel> kFusedToday[] = {
     {OpKind::NumericFloat_DivScalar, Kernel::kDiv},
     {OpKind::NumericFloat_Neg, Kernel::kNeg},
     {OpKind::NumericFloat_Abs, Kernel::kAbs},
+    {OpKind::NumericFloat_Sign, Kernel::kSign},
     {OpKind::Activation_Relu, Kernel::kRelu},
     {OpKind::Float_Recip, Kernel::kRecip},
     {OpKind::Float_Floor, Kernel::kFloor},

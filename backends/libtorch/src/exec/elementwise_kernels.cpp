@@ -101,6 +101,11 @@ TB_AVX2_CLONES bool unary(Kernel fn, const float* a, const bool* m, const float*
     case Kernel::kRecip:
       for (std::int64_t k = 0; k < len; ++k) y[k] = 1.0f / a[k];
       return true;
+    case Kernel::kSign:
+      // Burn's sign (the Sign lowering): NaN and both zeros give +0.0.
+      for (std::int64_t k = 0; k < len; ++k)
+        y[k] = a[k] > 0.0f ? 1.0f : (a[k] < 0.0f ? -1.0f : 0.0f);
+      return true;
     case Kernel::kFloor:
       for (std::int64_t k = 0; k < len; ++k) y[k] = std::floor(a[k]);
       return true;

@@ -26,6 +26,7 @@ enum class Kernel : std::uint8_t {
   kAbs,
   kRelu,
   kRecip,  // 1 / a, as ATen's reciprocal
+  kSign,   // Burn's sign: +0.0 for NaN and both zeros
   kFloor,
   kCeil,
   kTrunc,
@@ -68,6 +69,7 @@ constexpr Types types_of(Kernel k) {
     case Kernel::kAbs:
     case Kernel::kRelu:
     case Kernel::kRecip:
+    case Kernel::kSign:
     case Kernel::kFloor:
     case Kernel::kCeil:
     case Kernel::kTrunc:
@@ -149,6 +151,7 @@ namespace rows {
 #define TB_FUSED_KERNEL_abs kAbs
 #define TB_FUSED_KERNEL_neg kNeg
 #define TB_FUSED_KERNEL_relu kRelu
+#define TB_FUSED_KERNEL_sign kSign
 #define TB_FUSED_KERNEL_mask_fill kMaskFill
 #define TB_FUSED_KERNEL_mask_where kMaskWhere
 #define TB_FUSED_KERNEL_kNan kIsNan
