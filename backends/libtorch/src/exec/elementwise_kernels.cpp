@@ -160,6 +160,10 @@ void ElementwiseRun::evaluate(const Op& o, const Bound& p, std::int64_t start, s
     return;
   }
   float* y = p.out.at<float>(start);
+  if (const auto fn = fused::vml_of(o.kernel)) {
+    vml::apply(*fn, a, y, len);
+    return;
+  }
   const bool* m = p.mask.base ? p.mask.at<const bool>(start) : nullptr;
   const float* v = has_b && !o.b_one ? p.b.at<const float>(start) : nullptr;
   if (unary(o.kernel, a, m, v, o.scalar, len, y)) return;

@@ -9,8 +9,10 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <type_traits>
 
+#include "runtime/vml.hpp"
 #include "torchbridge/ir/operation.hpp"
 
 namespace tb::backend::libtorch::fused {
@@ -27,6 +29,9 @@ enum class Kernel : std::uint8_t {
   kRelu,
   kRecip,  // 1 / a, as ATen's reciprocal
   kSign,   // Burn's sign: +0.0 for NaN and both zeros
+  kExp,    // MKL's, as ATen's (runtime/vml.hpp): only where vml::usable
+  kLog,
+  kSqrt,
   kFloor,
   kCeil,
   kTrunc,
@@ -70,6 +75,9 @@ constexpr Types types_of(Kernel k) {
     case Kernel::kRelu:
     case Kernel::kRecip:
     case Kernel::kSign:
+    case Kernel::kExp:
+    case Kernel::kLog:
+    case Kernel::kSqrt:
     case Kernel::kFloor:
     case Kernel::kCeil:
     case Kernel::kTrunc:
@@ -96,6 +104,21 @@ constexpr Types types_of(Kernel k) {
       return {true, true};
   }
   return {};
+}
+
+// The MKL function a kernel calls (runtime/vml.hpp), if any: such a kernel joins a run only where
+// vml::usable says so.
+constexpr std::optional<vml::Fn> vml_of(Kernel k) {
+  switch (k) {
+    case Kernel::kExp:
+      return vml::Fn::kExp;
+    case Kernel::kLog:
+      return vml::Fn::kLn;
+    case Kernel::kSqrt:
+      return vml::Fn::kSqrt;
+    default:
+      return std::nullopt;
+  }
 }
 
 // Where an op's operands are in its payload.
@@ -160,17 +183,19 @@ namespace rows {
 #define TB_FUSED_KERNEL_ones kOnes
 #define TB_FUSED_KERNEL_full kFull
 // float_unary's ATen functions. Those whose every result is exact (one IEEE division, rounding to
-// an integer) join; ATen's transcendental functions and its square root are MKL's or SLEEF's
-// vectorised loops, not bit for bit the C library's (sqrt: 365,368,316 of the 2^32 f32 inputs
-// differ from std::sqrt on the pinned wheel; reciprocal, floor, ceil, trunc and round: none).
+// an integer) join with the C library's functions (reciprocal, floor, ceil, trunc and round agree
+// with ATen on all 2^32 f32 inputs). ATen's transcendental functions and its square root are MKL's
+// or SLEEF's vectorised loops, not bit for bit the C library's (sqrt: 365,368,316 inputs differ
+// from std::sqrt): exp, log and sqrt are MKL's, and join calling MKL where the process has it and
+// its results do not depend on an element's place (runtime/vml.hpp); SLEEF's stay out.
 #define TB_FUSED_KERNEL_reciprocal kRecip
 #define TB_FUSED_KERNEL_floor kFloor
 #define TB_FUSED_KERNEL_ceil kCeil
 #define TB_FUSED_KERNEL_trunc kTrunc
 #define TB_FUSED_KERNEL_round kRound
-#define TB_FUSED_KERNEL_sqrt kNone
-#define TB_FUSED_KERNEL_exp kNone
-#define TB_FUSED_KERNEL_log kNone
+#define TB_FUSED_KERNEL_exp kExp
+#define TB_FUSED_KERNEL_log kLog
+#define TB_FUSED_KERNEL_sqrt kSqrt
 #define TB_FUSED_KERNEL_log1p kNone
 #define TB_FUSED_KERNEL_erf kNone
 #define TB_FUSED_KERNEL_cos kNone

@@ -150,6 +150,7 @@ bool ElementwiseRun::fits(const ir::TensorIr& out, const HandleTable& handles) {
 bool ElementwiseRun::try_add(const ir::OperationIr& op, const HandleTable& handles) {
   const fused::Fusion fusion = fused::fusion_of(op.kind);
   if (fusion.kernel == fused::Kernel::kNone || ops_.size() >= kMaxOps) return false;
+  if (const auto fn = fused::vml_of(fusion.kernel); fn && !vml::usable(*fn)) return false;
   Op o{};
   o.kernel = fusion.kernel;
   const fused::Types types = fused::types_of(fusion.kernel);

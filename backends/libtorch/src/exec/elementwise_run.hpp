@@ -10,11 +10,12 @@
 // with which kernel, is read off the op tables' rows: elementwise_rows.hpp), on contiguous CPU
 // tensors of the run's one shape (or, for a binary op's second operand, a one-element tensor
 // broadcast over it): f32 add, sub, mul and div (with a tensor or a scalar), neg, abs
-// and relu; reciprocal, floor, ceil, trunc and round; zeros, ones and full (Burn's autodiff makes
-// a zero tensor for nearly every masked choice it differentiates); comparisons (with a tensor or a
-// scalar), the mask fill and the masked choice (which make ReLU as the fusion client sends it, and
-// Burn's decompositions such as CTC loss's log-sum-exp); not, and, or and xor of bools. Anything
-// else ends the run: it is evaluated, then the op runs as usual. The kernels are in
+// and relu; reciprocal, floor, ceil, trunc and round; Burn's sign; exp, log and sqrt through
+// MKL's functions, as ATen computes them (runtime/vml.hpp); zeros, ones and full (Burn's autodiff
+// makes a zero tensor for nearly every masked choice it differentiates); comparisons (with a tensor
+// or a scalar), the mask fill and the masked choice (which make ReLU as the fusion client sends it,
+// and Burn's decompositions such as CTC loss's log-sum-exp); not, and, or and xor of bools.
+// Anything else ends the run: it is evaluated, then the op runs as usual. The kernels are in
 // elementwise_kernels.cpp.
 #pragma once
 
