@@ -138,7 +138,14 @@ bool read_value(Reader& r, std::vector<T>& v) {
   v.reserve(std::min<std::uint32_t>(n, 4096));
   for (std::uint32_t i = 0; i < n; ++i) {
     PathGuard g(r, static_cast<std::int64_t>(i));
-    if (!read_value(r, v.emplace_back())) return false;
+    if constexpr (std::is_same_v<T, RemoteMessage>) {
+      // A client frame's messages: built holding an empty Task (see fresh_alternative).
+      if (!read_value(r, v.emplace_back(std::in_place_index<0>, std::in_place_index<0>))) {
+        return false;
+      }
+    } else if (!read_value(r, v.emplace_back())) {
+      return false;
+    }
   }
   return true;
 }
