@@ -2,7 +2,9 @@
 // every layout, ties, NaN, both index types.
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <limits>
+#include <vector>
 
 #include "lower/small_cpu.hpp"
 
@@ -409,6 +411,47 @@ TEST(SmallCpu, OuterProductIsAtensMatmulBitForBit) {
   EXPECT_FALSE(small_cpu::outer_product(at::ones({1025, 1}), at::ones({1, 1024})))
       << "above 2^20 elements: ATen's threads";
   EXPECT_TRUE(small_cpu::outer_product(at::ones({1024, 1}), at::ones({1, 1024})));
+}
+
+// Every conversion it takes gives ATen's values, dtype and strides bit for bit: wrapping ints,
+// rounding to nearest (ties, 2^24 + 1, int64's extremes), NaN, infinities and overflow to f32;
+// contiguous and expanded inputs. What it leaves to ATen: floats to ints, dense strided inputs.
+TEST(SmallCpu, CastIsAtensConversion) {
+  const std::int64_t big = std::numeric_limits<std::int64_t>::max();
+  const double inf = std::numeric_limits<double>::infinity();
+  const std::vector<at::Tensor> sources = {
+      at::tensor({0, -1, 7, 2147483647, -2147483647 - 1, 16777217}, at::kInt),
+      at::tensor({big, -big - 1, std::int64_t{4294967297}, std::int64_t{-3}, std::int64_t{16777217},
+                  std::int64_t{9007199254740993}},
+                 at::kLong),
+      at::tensor({0.1, -0.0, inf, -inf, std::nan(""), 3.5e38, 1e-320, 16777217.0}, at::kDouble),
+      at::tensor({0.1f, -0.0f, 3.0e38f, 1e-40f, std::nanf(""), -2.5f}, at::kFloat),
+  };
+  const at::ScalarType types[] = {at::kInt, at::kLong, at::kFloat, at::kDouble};
+  for (const at::Tensor& x : sources) {
+    const at::Tensor expanded = x.slice(0, 0, 3).unsqueeze(0).expand({4, 3});
+    for (const at::Tensor& in : {x, expanded}) {
+      for (const at::ScalarType to : types) {
+        SCOPED_TRACE(std::string(c10::toString(in.scalar_type())) + " to " + c10::toString(to));
+        const auto ours = small_cpu::cast(in, to);
+        if (in.scalar_type() == to ||
+            (at::isFloatingType(in.scalar_type()) && !at::isFloatingType(to))) {
+          EXPECT_FALSE(ours.has_value());
+          continue;
+        }
+        ASSERT_TRUE(ours.has_value());
+        const at::Tensor want = in.to(to);
+        EXPECT_EQ(ours->scalar_type(), to);
+        EXPECT_EQ(ours->strides(), want.strides());
+        // Bit for bit, NaN included.
+        EXPECT_EQ(std::memcmp(ours->data_ptr(), want.data_ptr(), want.nbytes()), 0) << *ours << "\n"
+                                                                                    << want;
+      }
+    }
+  }
+  const at::Tensor square = at::arange(12, at::kInt).reshape({3, 4});
+  EXPECT_FALSE(small_cpu::cast(square.t(), at::kLong).has_value()) << "ATen keeps its strides";
+  EXPECT_FALSE(small_cpu::cast(at::zeros({small_cpu::kMaxElements + 1}, at::kInt), at::kLong));
 }
 
 }  // namespace

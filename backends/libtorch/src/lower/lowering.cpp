@@ -75,7 +75,8 @@ Status OpContext::out(const ir::TensorIr& t, const at::Tensor& value, const ir::
     return make_error(ErrorCode::kInvalidArgument, "output #{} has shape {}, declared [{}]",
                       t.id.value, shape_string(value.sizes()), fmt::join(t.shape.dims, ", "));
   }
-  at::Tensor v = to_storage(value, held);
+  std::optional<at::Tensor> cast = small_cpu::cast(value, storage_type(held));
+  at::Tensor v = to_storage(cast ? *cast : value, held);
   if (v.device() != device_) v = v.to(device_);
   store(t, std::move(v), held);
   return ok();
