@@ -914,6 +914,12 @@ TEST_F(BaseInt_EqualElem, ScalarWrapsToTheTensorDType) {
   const auto w = input(6, {2}, kU16, {65535, 0});
   op<OpKind::BaseInt_EqualElem>({w, ScalarIr::i(-1), out(7, {2}, kBool)});
   EXPECT_EQ(get(tir(7, {2}, kBool)), (V{1, 0}));
+  // I32 and I64 take a loop (small_cpu::int_compare_scalar): it wraps and truncates alike.
+  const auto i = input(8, {3}, kI32, {7, -1, 2});
+  op<OpKind::BaseInt_EqualElem>({i, ScalarIr::i(4294967303), out(9, {3}, kBool)});
+  EXPECT_EQ(get(tir(9, {3}, kBool)), (V{1, 0, 0})) << "2^32 + 7 as i32 is 7";
+  op<OpKind::BaseInt_NotEqualElem>({i, ScalarIr::f(-1.7), out(10, {3}, kBool)});
+  EXPECT_EQ(get(tir(10, {3}, kBool)), (V{1, 0, 1})) << "-1.7 truncates to -1";
 }
 
 TEST_F(BaseBool_EqualElem, ScalarTruth) {

@@ -454,5 +454,39 @@ TEST(SmallCpu, CastIsAtensConversion) {
   EXPECT_FALSE(small_cpu::cast(at::zeros({small_cpu::kMaxElements + 1}, at::kInt), at::kLong));
 }
 
+// Each order of an int tensor against one value is ATen's comparison with a 0-dim tensor of the
+// tensor's own type, at the extremes of both widths; a value outside int32's range against an
+// int32 tensor, and a strided tensor, stay ATen's.
+TEST(SmallCpu, IntCompareScalarIsAtensComparison) {
+  const std::int64_t i64max = std::numeric_limits<std::int64_t>::max();
+  const std::int32_t i32max = std::numeric_limits<std::int32_t>::max();
+  const std::vector<at::Tensor> sources = {
+      at::tensor({0, -1, 7, i32max, -i32max - 1, 3}, at::kInt),
+      at::tensor({i64max, -i64max - 1, std::int64_t{4294967297}, std::int64_t{-3}, std::int64_t{0},
+                  std::int64_t{7}},
+                 at::kLong)};
+  using Order = small_cpu::Order;
+  for (const at::Tensor& x : sources) {
+    const bool wide = x.scalar_type() == at::kLong;
+    std::vector<std::int64_t> values = {0, -1, 7, i32max, -std::int64_t{i32max} - 1, 3};
+    if (wide) values.insert(values.end(), {i64max, -i64max - 1, std::int64_t{4294967297}});
+    for (const std::int64_t v : values) {
+      const at::Tensor s = at::scalar_tensor(v, x.options());
+      for (const auto& [order, want] :
+           {std::pair{Order::kGt, x.gt(s)}, std::pair{Order::kGe, x.ge(s)},
+            std::pair{Order::kLt, x.lt(s)}, std::pair{Order::kLe, x.le(s)},
+            std::pair{Order::kEq, x.eq(s)}, std::pair{Order::kNe, x.ne(s)}}) {
+        const auto ours = small_cpu::int_compare_scalar(x.reshape({2, 3}), order, v);
+        ASSERT_TRUE(ours.has_value()) << v;
+        EXPECT_TRUE(at::equal(*ours, want.reshape({2, 3}))) << v << "\n" << *ours;
+      }
+    }
+  }
+  const at::Tensor ints = at::arange(6, at::kInt);
+  EXPECT_FALSE(small_cpu::int_compare_scalar(ints, Order::kGt, std::int64_t{1} << 40));
+  EXPECT_FALSE(small_cpu::int_compare_scalar(ints.reshape({2, 3}).t(), Order::kGt, 1));
+  EXPECT_FALSE(small_cpu::int_compare_scalar(ints.to(at::kFloat), Order::kGt, 1));
+}
+
 }  // namespace
 }  // namespace tb::backend::libtorch

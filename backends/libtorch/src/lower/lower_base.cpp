@@ -159,13 +159,31 @@ Status lower_Base_NotEqual(OpContext& ctx, const ir::BinaryOpIr& op) {
   return ctx.out(op.out, at::ne(ctx.in(op.lhs), ctx.in(op.rhs)));
 }
 
+namespace {
+
+// An I32, I64 or U64 tensor (U64 by its bits) against the value scalar_as would make, as one loop
+// (small_cpu::int_compare_scalar): Burn's LU compares [n, n] index tensors with a value.
+std::optional<at::Tensor> int_equal(const at::Tensor& lhs, const ir::ScalarOpIr& op,
+                                    small_cpu::Order order) {
+  const DTypeKind k = op.lhs.dtype.kind;
+  if (k != DTypeKind::I32 && k != DTypeKind::I64 && k != DTypeKind::U64) return std::nullopt;
+  std::int64_t v = int_scalar_bits(op.rhs, op.lhs.dtype);
+  if (storage_type(op.lhs.dtype) == at::kInt)
+    v = static_cast<std::int32_t>(v);  // to_storage's wrap
+  return small_cpu::int_compare_scalar(lhs, order, v);
+}
+
+}  // namespace
+
 Status lower_Base_EqualElem(OpContext& ctx, const ir::ScalarOpIr& op) {
   const at::Tensor& lhs = ctx.in(op.lhs);
+  if (auto r = int_equal(lhs, op, small_cpu::Order::kEq)) return ctx.out(op.out, *r);
   return ctx.out(op.out, at::eq(lhs, scalar_as(op.rhs, op.lhs.dtype, lhs.device())));
 }
 
 Status lower_Base_NotEqualElem(OpContext& ctx, const ir::ScalarOpIr& op) {
   const at::Tensor& lhs = ctx.in(op.lhs);
+  if (auto r = int_equal(lhs, op, small_cpu::Order::kNe)) return ctx.out(op.out, *r);
   return ctx.out(op.out, at::ne(lhs, scalar_as(op.rhs, op.lhs.dtype, lhs.device())));
 }
 

@@ -230,8 +230,17 @@ Status lower_compare_elem(Cmp cmp, OpContext& ctx, const ir::ScalarOpIr& op) {
     return ctx.out(op.out,
                    compare(cmp, ctx.in(op.lhs), float_scalar_tensor(ctx, op.rhs.as_double(), d)));
   } else {
-    TB_TRY_ASSIGN(at::Tensor s, int_operand(ctx, op.rhs, d, IntConv::kStrict));
-    return ctx.out(op.out, int_compare(cmp, ctx.in(op.lhs), s, d));
+    TB_TRY_ASSIGN(const std::int64_t v, int_elem(op.rhs, d, IntConv::kStrict));
+    if (!is_u64(d)) {
+      const auto order = cmp == Cmp::kGt   ? small_cpu::Order::kGt
+                         : cmp == Cmp::kGe ? small_cpu::Order::kGe
+                         : cmp == Cmp::kLt ? small_cpu::Order::kLt
+                                           : small_cpu::Order::kLe;
+      if (auto r = small_cpu::int_compare_scalar(ctx.in(op.lhs), order, v)) {
+        return ctx.out(op.out, *r);
+      }
+    }
+    return ctx.out(op.out, int_compare(cmp, ctx.in(op.lhs), int_scalar_tensor(ctx, v, d), d));
   }
 }
 

@@ -97,6 +97,13 @@ void outer_product_into(at::Tensor& out, const at::Tensor& lhs, const at::Tensor
 // share its memory (the executor passes copies). The LU step's update without its [m, n] product.
 void subtract_outer(at::Tensor& out, const at::Tensor& minuend, const at::Tensor& lhs,
                     const at::Tensor& rhs);
+// x > v (and ≥, <, ≤, =, ≠) of a contiguous int32 or int64 CPU tensor against a value of its range,
+// as one loop into a bool tensor: ATen compares an int tensor with a 0-dim one in a scalar loop of
+// 32 instructions an element (Burn's LU builds its triangular masks from [n, n] index comparisons,
+// 0.15-0.2 ms each at n = 500). Any size where ATen runs on one thread. Nullopt where it does not
+// apply.
+enum class Order { kGt, kGe, kLt, kLe, kEq, kNe };
+std::optional<at::Tensor> int_compare_scalar(const at::Tensor& x, Order op, std::int64_t v);
 // x.to(to) for a small contiguous CPU tensor, between int32, int64, f32 and f64 (an int to an int
 // wraps, a conversion to a float rounds to nearest, as ATen's copy kernel does), as one loop:
 // ATen's took 7,500 instructions (dispatch, TensorIterator, the copy kernel) to widen a scatter's
