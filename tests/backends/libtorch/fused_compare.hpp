@@ -112,7 +112,9 @@ class FusedCompare : public OpTest {
     const Outcome b = run_stream(*eager, s);
     EXPECT_EQ(b.longest_run(), 0u) << "an executor that does not fuse defers nothing";
     // Without a run on the fusing side the comparison would be eager against eager.
-    if (require_run) EXPECT_GT(a.longest_run(), 0u) << "the fusing executor deferred nothing";
+    if (require_run) {
+      EXPECT_GT(a.longest_run(), 0u) << "the fusing executor deferred nothing";
+    }
     fused_ = a;
     ASSERT_EQ(a.reads.size(), b.reads.size());
     EXPECT_EQ(a.live_tensors, b.live_tensors);
