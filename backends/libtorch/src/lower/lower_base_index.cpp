@@ -50,11 +50,7 @@ bool index_as_is(const at::Tensor& idx, bool scatter) {
 // a `scatter`, with every value checked to lie in [0, size).
 Result<at::Tensor> checked_index(OpContext& ctx, const at::Tensor& indices, std::int64_t size,
                                  std::uint64_t dim, bool scatter) {
-  at::Tensor idx = indices;
-  if (!index_as_is(indices, scatter)) {
-    std::optional<at::Tensor> wide = small_cpu::cast(indices, at::kLong);
-    idx = wide ? *std::move(wide) : indices.to(at::kLong);
-  }
+  at::Tensor idx = index_as_is(indices, scatter) ? indices : small_cpu::to(indices, at::kLong);
   if (idx.numel() == 0) return idx;
   std::int64_t lo = 0, hi = 0;
   if (idx.device().is_cpu()) {

@@ -44,10 +44,7 @@ at::Tensor logical_shift_right_1(const at::Tensor& x) {
 // burn-flex does (`f16::from_f32(x as f32)`).
 at::Tensor int_to_float(const at::Tensor& x, const ir::DType& in, const ir::DType& out) {
   const at::ScalarType target = out.kind == DTypeKind::F64 ? at::kDouble : at::kFloat;
-  if (in.kind != DTypeKind::U64) {
-    std::optional<at::Tensor> cast = small_cpu::cast(x, target);
-    return cast ? *std::move(cast) : x.to(target);
-  }
+  if (in.kind != DTypeKind::U64) return small_cpu::to(x, target);
   // u64 ≥ 2^63 (negative storage): halve with a sticky low bit, convert, double — the classic
   // exact u64 → float conversion (the sticky bit keeps round-to-nearest-even correct).
   const at::Tensor halved =

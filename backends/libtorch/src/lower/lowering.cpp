@@ -75,8 +75,7 @@ Status OpContext::out(const ir::TensorIr& t, const at::Tensor& value, const ir::
     return make_error(ErrorCode::kInvalidArgument, "output #{} has shape {}, declared [{}]",
                       t.id.value, shape_string(value.sizes()), fmt::join(t.shape.dims, ", "));
   }
-  std::optional<at::Tensor> cast = small_cpu::cast(value, storage_type(held));
-  at::Tensor v = to_storage(cast ? *cast : value, held);
+  at::Tensor v = to_storage(small_cpu::to(value, storage_type(held)), held);
   if (v.device() != device_) v = v.to(device_);
   store(t, std::move(v), held);
   return ok();

@@ -110,6 +110,11 @@ std::optional<at::Tensor> int_compare_scalar(const at::Tensor& x, Order op, std:
 // int32 index, and every int result ATen makes in int64 is narrowed to Burn's int32 the same way.
 // Nullopt where it does not apply, a float to an int included (out of range, C++ leaves it open).
 std::optional<at::Tensor> cast(const at::Tensor& x, at::ScalarType to);
+// x.to(type): by cast where it applies, else by ATen.
+inline at::Tensor to(const at::Tensor& x, at::ScalarType type) {
+  std::optional<at::Tensor> c = cast(x, type);
+  return c ? *std::move(c) : x.to(type);
+}
 // at::zeros, with the memory of a small CPU tensor cleared by memset rather than by a fill
 // kernel: Burn's autodiff makes a zero tensor for every slice it differentiates (CTC's backward
 // makes thousands of [2, 129] ones), and the fill's TensorIterator cost more than the memset.
