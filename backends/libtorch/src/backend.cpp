@@ -5,7 +5,6 @@
 #include "exec/executor.hpp"
 #include "runtime/aten_guard.hpp"
 #include "runtime/device_memory.hpp"
-#include "runtime/vml.hpp"
 #include "torchbridge/libtorch/libtorch.hpp"
 
 #if __has_include(<torch/version.h>)
@@ -91,11 +90,7 @@ namespace {
 class LibTorchBackend final : public Backend {
  public:
   LibTorchBackend(at::Device device, std::shared_ptr<CustomOpRegistry> custom_ops, bool fuse)
-      : device_(device), custom_ops_(std::move(custom_ops)), fuse_(fuse && device.is_cpu()) {
-    // MKL's functions are probed now, at start-up, rather than in the first run that takes an exp
-    // (about a millisecond, once per process).
-    if (fuse_) (void)vml::usable(vml::Fn::kExp);
-  }
+      : device_(device), custom_ops_(std::move(custom_ops)), fuse_(fuse && device.is_cpu()) {}
 
   std::string device_name() const override { return device_.str(); }
 
