@@ -1,6 +1,10 @@
 // The one instantiation of every TLS and TCP operation under AnyStream (any_stream.hpp says why).
 #include "any_stream.hpp"
 
+#include <new>
+
+#include "fault.hpp"
+
 namespace tb::net {
 
 void AnyStream::read_some(BufferPrefix<boost::asio::mutable_buffer> buffers, IoHandler handler) {
@@ -8,6 +12,7 @@ void AnyStream::read_some(BufferPrefix<boost::asio::mutable_buffer> buffers, IoH
 }
 
 void AnyStream::write_some(BufferPrefix<boost::asio::const_buffer> buffers, IoHandler handler) {
+  if (fault::hit(fault::Point::kStreamWrite)) throw std::bad_alloc();
   std::visit([&](auto& s) { s.async_write_some(buffers, std::move(handler)); }, s_);
 }
 

@@ -8,6 +8,7 @@
 #include "guard.hpp"
 #include "host_state.hpp"
 #include "metrics.hpp"
+#include "net/fault.hpp"
 #include "net/io_pool.hpp"
 #include "net/tls.hpp"
 #include "torchbridge/bridge/host_malloc.hpp"
@@ -125,6 +126,7 @@ Status Host::start() {
   const auto& options = im.state.options;
   if (im.state.devices.empty())
     return make_error(ErrorCode::kInvalidArgument, "no device to serve");
+  tb::net::fault::arm_from_environment();
   if (options.tls_cert_file.has_value() != options.tls_key_file.has_value()) {
     return make_error(ErrorCode::kInvalidArgument,
                       "TLS needs both a certificate (--tls-cert) and its key (--tls-key)");

@@ -246,7 +246,7 @@ void SessionWorker::after_task(TaskRunner& runner) {
   failed_ops = stats.failed_ops;
   if (paused_ && queued_bytes_ < host_.options.limits.max_queued_bytes / 2) {
     paused_ = false;
-    if (auto c = connection_.lock()) c->resume();
+    if (auto c = connection_.lock()) c->resume();  // or at the connection's next tick
   }
 }
 
@@ -304,7 +304,16 @@ void SessionWorker::answer(TaskRunner& runner, ir::TaskResponse response) {
   out.place.emplace(answers_);
   out.charge = MemoryCharge(memory_, frame->size);
   out.frame = std::move(frame);
-  connection->send(std::move(out));
+  if (!connection->send(std::move(out))) {
+    // Lost for want of memory: the client would wait for it for ever, so the session ends (the
+    // connection closes at its next tick if this cannot reach it either).
+    spdlog::error(
+        "session {:016x}: an answer could not be queued: out of memory; ending the session",
+        identity_.session_id);
+    host_.counters.add(Count::kSessionsFailed);
+    connection->end_with_error("an answer was lost: the host ran out of memory");
+    close(/*drop_queued=*/true);
+  }
 }
 
 void SessionWorker::finish() {

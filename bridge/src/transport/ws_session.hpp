@@ -1,15 +1,17 @@
 // The `/session` websocket of one Burn session: reads messages (memory committed as their bytes
 // arrive), decodes them, runs the handshake, hands tasks to the session's worker, and writes the
 // answers through a single-writer queue (session_writer.hpp). Every handler runs on the
-// connection's network thread and under the last-resort guard: an exception ends this session with
-// a close frame, never the process.
+// connection's network thread and under the last-resort guard: an exception ends this session
+// (its socket closed), never the process.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <boost/asio.hpp>
@@ -41,14 +43,17 @@ class SessionConnection : public std::enable_shared_from_this<SessionConnection>
 
   void run(boost::beast::http::request<boost::beast::http::string_body> req);
 
-  // From any thread: queue one answer.
-  void send(Outgoing out);
-  // From the worker: its task queue drained below the limit.
-  void resume();
-  // From the worker: everything ran and was freed; close once the answers are out.
-  void worker_done();
-  // From the worker: it failed unexpectedly; the session ends with an internal-error close.
-  void end_with_error(std::string what);
+  // The worker's notifications, from any thread. None throws: a post that cannot be allocated is
+  // retried for a few seconds, and one that never goes is done at the network thread's next tick
+  // (every half idle timeout). From inside this connection's own handler they run at once.
+  // Queue one answer; false when it could not be handed over (the session then ends).
+  bool send(Outgoing out) noexcept;
+  // Its task queue drained below the limit.
+  bool resume() noexcept;
+  // Everything ran and was freed; close once the answers are out.
+  void worker_done() noexcept;
+  // It failed unexpectedly; the session ends with an internal-error close giving `what`.
+  void end_with_error(std::string_view what) noexcept;
   // From Host::stop(): `done` runs once the socket is closed (on this connection's network thread).
   void shutdown(std::function<void()> done = {});
 
@@ -70,10 +75,19 @@ class SessionConnection : public std::enable_shared_from_this<SessionConnection>
     const ir::ProtocolProfile* profile = nullptr;
   };
 
-  // Runs `fn` on the connection's network thread under the guard.
+  // What the worker could not post, for the next tick.
+  enum Missed : unsigned { kAnswer = 1u << 0, kResume = 1u << 1, kDone = 1u << 2, kEnd = 1u << 3 };
+
+  // Runs `fn` on the connection's network thread under the guard (at once, when called there from
+  // inside one of its handlers); false, with `missed` noted for the next tick, when it could not.
   template <class Fn>
-  void post(Fn fn);
+  bool post(Fn fn, Missed missed) noexcept;
+  // Runs a handler; an exception ends the session, closing the socket without a close handshake.
   void guard(const std::function<void()>& fn);
+  void on_resume();
+  void on_worker_done();
+  void on_worker_failed(std::string_view reason);
+  void on_missed(unsigned missed);
 
   void on_accept(boost::beast::error_code ec);
   // Every half idle timeout while the connection lives: pings a silent client, closes a dead one.
@@ -117,6 +131,7 @@ class SessionConnection : public std::enable_shared_from_this<SessionConnection>
   // Set where the operator asked for the session's frames on disk (TB_CAPTURE_DIR).
   std::unique_ptr<FrameCapture> capture_;
   State state_ = State::kAccepting;
+  std::atomic<unsigned> missed_{0};
   bool worker_finished_ = false;
   bool torn_down_ = false;
 };
