@@ -132,5 +132,31 @@ TEST(SessionFaults, AnAnswerThatCanNeverBeHandedOverEndsTheSession) {
   EXPECT_TRUE(host.computes());
 }
 
+// The same on a /data connection: the host's writes are the session's upgrade, its Init answer and
+// its sync answer, then the download's upgrade and the tensor, which fails to start. Before, the
+// guard's close handshake waited behind Beast's write lock until the websocket's idle timeout
+// (300 s), the downloader and its connection slot held all that time.
+TEST(SessionFaults, ADownloadWhoseWriteCannotStartEndsAtOnce) {
+  FaultyHost host("stream_write:4:1");
+  ASSERT_TRUE(host.ok()) << host.error();
+  RawClient session;
+  ASSERT_TRUE(session.open_session(host.port(), next_fault_session++));
+  const Peer target{PeerKind::WebSocket, Address{"ws", "127.0.0.1", host.port()}, {}};
+  const std::uint64_t key = 0x5eed'f00d;
+  session.send_tasks(
+      {ones(1, 3), expose_remote(tir(1, {3}, DTypeKind::F32, TensorStatus::ReadOnly), key, target),
+       SyncBackendTask{1, stream()}});
+  ASSERT_TRUE(session.response(10s)) << "the sync after the exposure";
+  RawClient download;
+  ASSERT_FALSE(download.open(host.port(), "/data"));
+  const auto start = std::chrono::steady_clock::now();
+  ASSERT_FALSE(download.send(encode(DataMessage{TensorRequestMessage{key}})));
+  auto reply = download.read(20s);
+  EXPECT_TRUE(reply.ended()) << reply.ec.message();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 5s) << "the downloader was left waiting";
+  ASSERT_TRUE(host.alive()) << host.how_it_ended();
+  EXPECT_TRUE(host.computes());
+}
+
 }  // namespace
 }  // namespace tb::test

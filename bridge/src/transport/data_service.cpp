@@ -53,10 +53,24 @@ void DataConnection::await_request() {
   timer_.async_wait([self = shared_from_this()](beast::error_code ec) {
     if (ec || self->waiting_ || self->ended_) return;
     // No close handshake: a peer that sends nothing would not answer one either, and Beast would
-    // wait for its close frame as long again. The pending read ends, and with it the connection.
-    self->ended_ = true;
-    self->ws_.next_layer().close();
+    // wait for its close frame as long again.
+    self->abort();
   });
+}
+
+void DataConnection::abort() {
+  // The pending read ends, and with it the connection.
+  ended_ = true;
+  timer_.cancel();
+  ws_.next_layer().close();
+}
+
+// A handler that threw: no close handshake, since the exception may have left one of Beast's
+// operations half started with the stream's write lock taken (docs/decisions.md, "exceptions stop
+// at one boundary"), and a close frame would wait behind it until the idle timeout.
+void DataConnection::on_exception(const std::string& what) {
+  spdlog::error("/data: {}; closing the connection", what);
+  abort();
 }
 
 // One read is always outstanding, also while a request waits for its tensor: a client that goes
@@ -65,11 +79,7 @@ void DataConnection::await_request() {
 void DataConnection::read() {
   buffer_.clear();
   ws_.async_read(buffer_, [self = shared_from_this()](beast::error_code ec, std::size_t) {
-    guarded([&] { self->on_read(ec); },
-            [&](const std::string& what) {
-              spdlog::error("/data: {}; closing the connection", what);
-              self->close(websocket::close_code::internal_error, "internal error");
-            });
+    guarded([&] { self->on_read(ec); }, [&](const std::string& what) { self->on_exception(what); });
   });
 }
 
@@ -102,10 +112,7 @@ void DataConnection::on_request() {
     net::post(self->ws_.get_executor(), [self, p = std::move(p)]() mutable {
       self->timer_.cancel();
       guarded([&] { self->respond(std::move(p)); },
-              [&](const std::string& what) {
-                spdlog::error("/data: {}; closing the connection", what);
-                self->close(websocket::close_code::internal_error, "internal error");
-              });
+              [&](const std::string& what) { self->on_exception(what); });
     });
   });
   timer_.expires_after(host_.options.transfer_timeout);

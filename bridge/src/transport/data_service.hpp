@@ -43,6 +43,9 @@ class DataConnection : public std::enable_shared_from_this<DataConnection> {
   void on_request();
   void respond(DataStore::Payload payload);
   void close(boost::beast::websocket::close_code code, std::string_view reason);
+  // Closes the socket without a close handshake.
+  void abort();
+  void on_exception(const std::string& what);
 
   HostState& host_;
   boost::beast::websocket::stream<tb::net::AnyStream> ws_;
