@@ -1,4 +1,5 @@
-// runtime/vml.hpp: MKL's exp, log and sqrt called as ATen calls them, piece by piece.
+// runtime/vml.hpp: MKL's exp, log and sqrt and SLEEF's log1p called as ATen calls them, piece by
+// piece.
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 
@@ -22,15 +23,18 @@ const Case kCases[] = {
     {Fn::kExp, "vmsExp", [](const at::Tensor& x) { return at::exp(x); }},
     {Fn::kLn, "vmsLn", [](const at::Tensor& x) { return at::log(x); }},
     {Fn::kSqrt, "vmsSqrt", [](const at::Tensor& x) { return at::sqrt(x); }},
+    {Fn::kLog1p, "Sleef_log1pf8_u10", [](const at::Tensor& x) { return at::log1p(x); }},
 };
 
-// The pinned wheel's ATen is built with MKL: where the process has the functions, the probe must
-// find them equal to ATen's kernels (a wrong mode, or a wrong function, fails it).
+// The pinned wheel's ATen is built with MKL and SLEEF: where the process has the functions, the
+// probe must find them equal to ATen's kernels (a wrong mode, a wrong function or the wrong vector
+// width fails it).
 TEST(Vml, WhereMklIsLoadedItsFunctionsAreUsable) {
   for (const Case& c : kCases) {
     SCOPED_TRACE(c.symbol);
-    if (dlsym(RTLD_DEFAULT, c.symbol) == nullptr) {
-      std::cout << "[  SKIPPED ] " << c.symbol << ": this LibTorch has no MKL\n";
+    if (dlsym(RTLD_DEFAULT, c.symbol) == nullptr ||
+        (c.fn == Fn::kLog1p && !__builtin_cpu_supports("avx2"))) {
+      std::cout << "[  SKIPPED ] " << c.symbol << ": not in this LibTorch or for this CPU\n";
       EXPECT_FALSE(usable(c.fn));
       continue;
     }

@@ -32,6 +32,7 @@ enum class Kernel : std::uint8_t {
   kExp,    // MKL's, as ATen's (runtime/vml.hpp): only where vml::usable
   kLog,
   kSqrt,
+  kLog1p,  // SLEEF's, as ATen's (runtime/vml.hpp): only where vml::usable
   kFloor,
   kCeil,
   kTrunc,
@@ -78,6 +79,7 @@ constexpr Types types_of(Kernel k) {
     case Kernel::kExp:
     case Kernel::kLog:
     case Kernel::kSqrt:
+    case Kernel::kLog1p:
     case Kernel::kFloor:
     case Kernel::kCeil:
     case Kernel::kTrunc:
@@ -106,8 +108,8 @@ constexpr Types types_of(Kernel k) {
   return {};
 }
 
-// The MKL function a kernel calls (runtime/vml.hpp), if any: such a kernel joins a run only where
-// vml::usable says so.
+// The MKL or SLEEF function a kernel calls (runtime/vml.hpp), if any: such a kernel joins a run
+// only where vml::usable says so.
 constexpr std::optional<vml::Fn> vml_of(Kernel k) {
   switch (k) {
     case Kernel::kExp:
@@ -116,6 +118,8 @@ constexpr std::optional<vml::Fn> vml_of(Kernel k) {
       return vml::Fn::kLn;
     case Kernel::kSqrt:
       return vml::Fn::kSqrt;
+    case Kernel::kLog1p:
+      return vml::Fn::kLog1p;
     default:
       return std::nullopt;
   }
@@ -186,8 +190,9 @@ namespace rows {
 // an integer) join with the C library's functions (reciprocal, floor, ceil, trunc and round agree
 // with ATen on all 2^32 f32 inputs). ATen's transcendental functions and its square root are MKL's
 // or SLEEF's vectorised loops, not bit for bit the C library's (sqrt: 365,368,316 inputs differ
-// from std::sqrt): exp, log and sqrt are MKL's, and join calling MKL where the process has it and
-// its results do not depend on an element's place (runtime/vml.hpp); SLEEF's stay out.
+// from std::sqrt): exp, log and sqrt are MKL's and log1p SLEEF's, and they join calling the same
+// function where the process has it and its results do not depend on an element's place
+// (runtime/vml.hpp); the other SLEEF functions stay out.
 #define TB_FUSED_KERNEL_reciprocal kRecip
 #define TB_FUSED_KERNEL_floor kFloor
 #define TB_FUSED_KERNEL_ceil kCeil
@@ -196,7 +201,7 @@ namespace rows {
 #define TB_FUSED_KERNEL_exp kExp
 #define TB_FUSED_KERNEL_log kLog
 #define TB_FUSED_KERNEL_sqrt kSqrt
-#define TB_FUSED_KERNEL_log1p kNone
+#define TB_FUSED_KERNEL_log1p kLog1p
 #define TB_FUSED_KERNEL_erf kNone
 #define TB_FUSED_KERNEL_cos kNone
 #define TB_FUSED_KERNEL_cosh kNone

@@ -1,6 +1,7 @@
 #include "runtime/vml.hpp"
 
 #include <dlfcn.h>
+#include <immintrin.h>
 
 #include <array>
 #include <cmath>
@@ -16,20 +17,61 @@ namespace tb::backend::libtorch::vml {
 namespace {
 
 // MKL's vm?<Fn>(n, a, r, mode). Its LP64 entry point reads n as a 32-bit int, the ILP64 one as a
-// 64-bit one: a small non-negative n passed as 64 bits is the same value to either.
+// 64-bit one: a small non-negative n passed as 64 bits is the same value to either. SLEEF's
+// functions are called through adapters of the same type.
 using VmsFn = void (*)(long long n, const float* a, float* r, long long mode);
 
 // ATen's mode (vml.h): VML_HA | VML_FTZDAZ_OFF | VML_ERRMODE_IGNORE (mkl_vml_defines.h).
 constexpr long long kMode = 0x2 | 0x140000 | 0x100;
 
-struct Entry {
+constexpr std::size_t kFunctions = 4;
+
+// SLEEF's vector functions, by vml::Fn, found at run time (the adapters below read them).
+std::array<void*, kFunctions> sleef_fns{};
+
+// ATen's Vectorized<float>::log1p over an array (vec::map): whole vectors, then the tail as one
+// vector zero-filled past its end. Each lane is computed alone, so the tail's lanes are the bits
+// a whole vector gives them. The vectors are passed in registers, so the adapters are compiled
+// for the ISA of their width (and chosen only on a CPU that has it).
+#define TB_SLEEF_ADAPTER(name, isa, lanes, vec, load, store)                                \
+  template <Fn kFn>                                                                         \
+  __attribute__((target(isa))) void name(long long n, const float* a, float* r, long long) { \
+    using F = vec (*)(vec);                                                                 \
+    const F f = reinterpret_cast<F>(sleef_fns[static_cast<std::size_t>(kFn)]);              \
+    long long i = 0;                                                                        \
+    for (; i + lanes <= n; i += lanes) store(r + i, f(load(a + i)));                        \
+    if (i == n) return;                                                                     \
+    alignas(64) float buf[lanes] = {};                                                      \
+    std::memcpy(buf, a + i, static_cast<std::size_t>(n - i) * sizeof(float));               \
+    store(buf, f(load(buf)));                                                               \
+    std::memcpy(r + i, buf, static_cast<std::size_t>(n - i) * sizeof(float));               \
+  }
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wpsabi"
+TB_SLEEF_ADAPTER(sleef_apply_8, "avx2", 8, __m256, _mm256_loadu_ps, _mm256_storeu_ps)
+TB_SLEEF_ADAPTER(sleef_apply_16, "avx512f", 16, __m512, _mm512_loadu_ps, _mm512_storeu_ps)
+#pragma GCC diagnostic pop
+#undef TB_SLEEF_ADAPTER
+
+// Where a function comes from: MKL's entry point, or SLEEF's for the vector width ATen runs at
+// (AVX-512 first, then AVX2: the first whose probe passes is ATen's).
+struct Source {
   const char* symbol;
+  VmsFn adapter;         // null: the symbol is MKL's, called directly
+  const char* cpu = "";  // the CPU feature the adapter needs
+};
+struct Entry {
+  std::array<Source, 2> sources;
   at::Tensor (*aten)(const at::Tensor&);
 };
-const std::array<Entry, 3> kEntries = {{
-    {"vmsExp", [](const at::Tensor& x) { return at::exp(x); }},
-    {"vmsLn", [](const at::Tensor& x) { return at::log(x); }},
-    {"vmsSqrt", [](const at::Tensor& x) { return at::sqrt(x); }},
+// In vml::Fn's order.
+const std::array<Entry, kFunctions> kEntries = {{
+    {{{{"vmsExp", nullptr}}}, [](const at::Tensor& x) { return at::exp(x); }},
+    {{{{"vmsLn", nullptr}}}, [](const at::Tensor& x) { return at::log(x); }},
+    {{{{"vmsSqrt", nullptr}}}, [](const at::Tensor& x) { return at::sqrt(x); }},
+    {{{{"Sleef_log1pf16_u10", &sleef_apply_16<Fn::kLog1p>, "avx512f"},
+       {"Sleef_log1pf8_u10", &sleef_apply_8<Fn::kLog1p>, "avx2"}}},
+     [](const at::Tensor& x) { return at::log1p(x); }},
 }};
 
 // Inputs where vector math functions change code paths: zeros, denormals, infinities, NaN, the
@@ -56,7 +98,10 @@ std::vector<float> probe_inputs() {
                           0.9999f,
                           1.0001f,
                           -2.5f,
+                          -0.5f,
+                          -0.99999994f,
                           1e-7f,
+                          1e-20f,
                           std::numeric_limits<float>::infinity(),
                           -std::numeric_limits<float>::infinity(),
                           std::nanf("")};
@@ -96,15 +141,33 @@ bool probe(const Entry& e, VmsFn fn) {
   return true;
 }
 
+bool cpu_has(const char* feature) {
+  if (*feature == '\0') return true;
+  if (std::strcmp(feature, "avx2") == 0) return __builtin_cpu_supports("avx2");
+  if (std::strcmp(feature, "avx512f") == 0) return __builtin_cpu_supports("avx512f");
+  return false;
+}
+
 struct Table {
-  std::array<VmsFn, 3> fn{};
+  std::array<VmsFn, kEntries.size()> fn{};
   Table() {
     for (std::size_t i = 0; i < kEntries.size(); ++i) {
-      auto* f = reinterpret_cast<VmsFn>(dlsym(RTLD_DEFAULT, kEntries[i].symbol));
-      if (f == nullptr) continue;
-      // ATen may throw (out of memory): then the function is not used.
-      const Result<bool> same = aten_guard("vml probe", [&] { return probe(kEntries[i], f); });
-      if (same && same.value()) fn[i] = f;
+      for (const Source& source : kEntries[i].sources) {
+        if (source.symbol == nullptr || !cpu_has(source.cpu)) continue;
+        void* found = dlsym(RTLD_DEFAULT, source.symbol);
+        if (found == nullptr) continue;
+        VmsFn f = reinterpret_cast<VmsFn>(found);
+        if (source.adapter != nullptr) {
+          sleef_fns[i] = found;
+          f = source.adapter;
+        }
+        // ATen may throw (out of memory): then the function is not used.
+        const Result<bool> same = aten_guard("vml probe", [&] { return probe(kEntries[i], f); });
+        if (same && same.value()) {
+          fn[i] = f;
+          break;
+        }
+      }
     }
   }
 };
