@@ -103,8 +103,7 @@ std::size_t BlockCache::limit() const {
 }
 
 std::size_t BlockCache::bytes() const {
-  std::lock_guard<std::mutex> lock(mutex_);
-  return bytes_;
+  return bytes_.load(std::memory_order_relaxed);
 }
 
 BlockCache::Stats BlockCache::stats() const {

@@ -22,7 +22,9 @@ void expect_each_name_and_no_other() {
     EXPECT_EQ(find_name<Names>(name.substr(0, name.size() - 1)), -1) << name;
     std::string changed = name;
     changed[changed.size() / 2] ^= 0x20;  // same length, same first and last byte
-    if (changed.size() > 2) EXPECT_EQ(find_name<Names>(changed), -1) << changed;
+    if (changed.size() > 2) {
+      EXPECT_EQ(find_name<Names>(changed), -1) << changed;
+    }
   }
   EXPECT_EQ(find_name<Names>(""), -1);
 }

@@ -16,6 +16,7 @@
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -83,7 +84,8 @@ class BlockCache {
   mutable std::mutex mutex_;
   std::array<Entry, kMaxBlocks> entries_{};
   std::size_t count_ = 0;
-  std::size_t bytes_ = 0;
+  // Written under mutex_; read without it by bytes(), which every op's memory check calls.
+  std::atomic<std::size_t> bytes_{0};
   std::size_t limit_;
   Stats stats_;
 };
