@@ -1,6 +1,7 @@
 #include "fault.hpp"
 
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string_view>
@@ -33,7 +34,8 @@ bool parse_number(std::string_view text, std::uint64_t& out) {
   return true;
 }
 
-// One "point:skip:count"; false when it names no point or its numbers are not numbers.
+// One "point:skip:count"; false when it names no point, its numbers are not numbers or it fails
+// nothing (a count of 0).
 bool parse_entry(std::string_view entry) {
   const auto first = entry.find(':');
   const auto second = entry.find(':', first == std::string_view::npos ? first : first + 1);
@@ -42,7 +44,7 @@ bool parse_entry(std::string_view entry) {
   for (std::size_t i = 0; i < std::size(kNames); ++i) {
     if (kNames[i] != name) continue;
     return parse_number(entry.substr(first + 1, second - first - 1), plans[i].skip) &&
-           parse_number(entry.substr(second + 1), plans[i].count);
+           parse_number(entry.substr(second + 1), plans[i].count) && plans[i].count > 0;
   }
   return false;
 }
@@ -53,7 +55,11 @@ bool detail::hit_slow(Point point) noexcept {
   Plan& plan = plans[static_cast<std::size_t>(point)];
   if (plan.count == 0) return false;
   const std::uint64_t n = plan.hits.fetch_add(1, std::memory_order_relaxed);
-  return n >= plan.skip && n - plan.skip < plan.count;
+  if (n < plan.skip || n - plan.skip >= plan.count) return false;
+  // On stderr, so that a stray TB_FAULT is seen (stdout's first line is the host's address).
+  std::fprintf(stderr, "TB_FAULT: %s, hit %llu, fails on purpose\n",
+               kNames[static_cast<std::size_t>(point)].data(), static_cast<unsigned long long>(n));
+  return true;
 }
 
 void arm_from_environment() noexcept {
