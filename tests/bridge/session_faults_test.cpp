@@ -50,6 +50,12 @@ class FaultyHost {
 
   // A new session reads a small tensor back (answered on the network thread, as small reads are
   // when the worker is idle, or by the worker).
+  // The process lived, and a new session computes.
+  void expect_serves() const {
+    ASSERT_TRUE(alive()) << how_it_ended();
+    EXPECT_TRUE(computes());
+  }
+
   bool computes() const {
     for (int attempt = 0; attempt < 20; ++attempt) {
       RawClient c;
@@ -70,6 +76,13 @@ class FaultyHost {
  private:
   std::unique_ptr<ChildServer> server_;
 };
+
+// The host ended `c`'s connection (a close frame or a dropped socket) within 5 s of `start`.
+void expect_ended_soon(RawClient& c, std::chrono::steady_clock::time_point start) {
+  auto reply = c.read(20s);
+  EXPECT_TRUE(reply.ended()) << reply.ec.message();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 5s) << "the client was left waiting";
+}
 
 // The session's answer to a read of `count` ones, as floats; empty when there was none.
 std::vector<float> read_ones(RawClient& c, std::uint64_t count, std::chrono::milliseconds wait) {
@@ -94,11 +107,8 @@ TEST(SessionFaults, AWriteThatCannotStartEndsTheConnectionAtOnce) {
   ASSERT_TRUE(c.open_session(host.port(), next_fault_session++));
   const auto start = std::chrono::steady_clock::now();
   c.send_tasks({ones(1, 3), read_task(7, 1, 3)});
-  auto reply = c.read(20s);
-  EXPECT_TRUE(reply.ended()) << reply.ec.message();
-  EXPECT_LT(std::chrono::steady_clock::now() - start, 5s) << "the client was left waiting";
-  ASSERT_TRUE(host.alive()) << host.how_it_ended();
-  EXPECT_TRUE(host.computes());
+  expect_ended_soon(c, start);
+  host.expect_serves();
 }
 
 // The worker's hand-over of the answer fails three times: the answer arrives all the same. Before,
@@ -128,8 +138,7 @@ TEST(SessionFaults, AnAnswerThatCanNeverBeHandedOverEndsTheSession) {
   auto reply = c.read(20s);
   EXPECT_TRUE(reply.closed()) << reply.ec.message();
   EXPECT_THAT(reply.close_reason, ::testing::HasSubstr("ran out of memory"));
-  ASSERT_TRUE(host.alive()) << host.how_it_ended();
-  EXPECT_TRUE(host.computes());
+  host.expect_serves();
 }
 
 // The same on a /data connection: the host's writes are the session's upgrade, its Init answer and
@@ -151,11 +160,8 @@ TEST(SessionFaults, ADownloadWhoseWriteCannotStartEndsAtOnce) {
   ASSERT_FALSE(download.open(host.port(), "/data"));
   const auto start = std::chrono::steady_clock::now();
   ASSERT_FALSE(download.send(encode(DataMessage{TensorRequestMessage{key}})));
-  auto reply = download.read(20s);
-  EXPECT_TRUE(reply.ended()) << reply.ec.message();
-  EXPECT_LT(std::chrono::steady_clock::now() - start, 5s) << "the downloader was left waiting";
-  ASSERT_TRUE(host.alive()) << host.how_it_ended();
-  EXPECT_TRUE(host.computes());
+  expect_ended_soon(download, start);
+  host.expect_serves();
 }
 
 }  // namespace
